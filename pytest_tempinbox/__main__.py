@@ -1,0 +1,5 @@
+"""Run the disposable inbox server: ``python -m pytest_tempinbox --help``."""
+
+from ._cli import main
+
+raise SystemExit(main())

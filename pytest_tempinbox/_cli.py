@@ -1,0 +1,113 @@
+"""``python -m pytest_tempinbox``: run the disposable inbox server on its own.
+
+Prints one line with the SMTP address and one with the API URL once both
+listeners accept connections, then serves until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from types import FrameType
+
+from . import __version__
+from .errors import ServerStartError
+from .store import DEFAULT_DOMAIN
+
+__all__ = ["main"]
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return int(text)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_tempinbox",
+        description="Run a disposable inbox server: SMTP that accepts mail only for "
+        "generated addresses, and an HTTP API under /api to generate addresses, read "
+        "their mail and delete them.",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address both listeners bind (default: %(default)s; binding anything but "
+        "loopback lets anyone who can reach the ports read inboxes whose addresses they know)",
+    )
+    parser.add_argument(
+        "--smtp-port",
+        type=_port,
+        default=1025,
+        help="SMTP port; 0 picks a free one (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--api-port",
+        type=_port,
+        default=8025,
+        help="HTTP API port; 0 picks a free one (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--domain",
+        action="append",
+        dest="domains",
+        metavar="DOMAIN",
+        help=f"domain of generated addresses; repeat for several, the first is the default "
+        f"(default: {DEFAULT_DOMAIN})",
+    )
+    parser.add_argument(
+        "--hostname",
+        help="name the SMTP server gives in its greeting (default: the first domain)",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until SIGINT or SIGTERM; return the exit status."""
+    options = _parser().parse_args(argv)
+    # Imported here so that --help and argument errors answer at once.
+    from .server import InboxServer, is_loopback
+
+    server = InboxServer(
+        host=options.host,
+        smtp_port=options.smtp_port,
+        api_port=options.api_port,
+        domains=options.domains or [DEFAULT_DOMAIN],
+        hostname=options.hostname,
+    )
+    if not is_loopback(options.host):
+        print(
+            f"warning: listening on {options.host}: anyone who can reach these ports can "
+            "read the inboxes whose addresses they know",
+            file=sys.stderr,
+            flush=True,
+        )
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            server.start()
+        except ServerStartError as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 1
+        print(f"SMTP listening on {server.smtp_url}", flush=True)
+        print(f"API listening on {server.api_url}", flush=True)
+        # A timeout keeps the wait interruptible by signals on every platform.
+        while not stop.wait(0.5):
+            if not server.running:
+                print("error: the server stopped unexpectedly", file=sys.stderr, flush=True)
+                return 1
+        server.stop()
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,107 @@
+"""The package's exceptions: one base class, one subclass per thing that can go wrong.
+
+Each error that the HTTP API can report carries the stable ``code`` token and
+the HTTP ``status`` of its problem document, so the server and the client speak
+of the same failures with the same names.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ERRORS_BY_CODE",
+    "AttachmentNotFound",
+    "InboxNotFound",
+    "InvalidAddress",
+    "InvalidRequest",
+    "MessageNotFound",
+    "PayloadTooLarge",
+    "ServerStartError",
+    "ServerUnavailable",
+    "TempInboxError",
+    "WaitTimeout",
+]
+
+
+class TempInboxError(Exception):
+    """Base class of every error raised by pytest-tempinbox."""
+
+    code: str = "error"
+    status: int = 500
+
+
+class InboxNotFound(TempInboxError):
+    """Raised when an address was never generated, was deleted or has expired."""
+
+    code = "inbox_not_found"
+    status = 404
+
+
+class MessageNotFound(TempInboxError):
+    """Raised when an inbox holds no message (or attachment) with the given id or index."""
+
+    code = "message_not_found"
+    status = 404
+
+
+class InvalidAddress(TempInboxError):
+    """Raised when a string given as an email address is not one."""
+
+    code = "invalid_address"
+    status = 400
+
+
+class InvalidRequest(TempInboxError):
+    """Raised when a request's parameters or body are malformed or out of range."""
+
+    code = "invalid_request"
+    status = 400
+
+
+class AttachmentNotFound(TempInboxError):
+    """Raised when a message has no attachment with the given index."""
+
+    code = "attachment_not_found"
+    status = 404
+
+
+class PayloadTooLarge(TempInboxError):
+    """Raised when a request body is larger than the server accepts."""
+
+    code = "payload_too_large"
+    status = 413
+
+
+class ServerStartError(TempInboxError):
+    """Raised when the server cannot start, most often because a port is already taken."""
+
+    code = "server_start_failed"
+
+
+class ServerUnavailable(TempInboxError):
+    """Raised by the client when the server cannot be reached or answers unexpectedly."""
+
+    code = "server_unavailable"
+
+
+class WaitTimeout(TempInboxError, TimeoutError):
+    """Raised when waiting for mail runs out of time.
+
+    Its message lists what the inbox did receive (sender and subject of each
+    message), so a failing test explains itself.
+    """
+
+    code = "wait_timeout"
+
+
+ERRORS_BY_CODE: dict[str, type[TempInboxError]] = {
+    error.code: error
+    for error in (
+        AttachmentNotFound,
+        InboxNotFound,
+        InvalidAddress,
+        InvalidRequest,
+        MessageNotFound,
+        PayloadTooLarge,
+    )
+}
+"""The error class for each ``code`` the HTTP API can answer with."""

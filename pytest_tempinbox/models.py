@@ -1,0 +1,244 @@
+"""The data the service hands out: messages, addresses, attachments, and their JSON form.
+
+Standard library only and no I/O: the server builds these from what it stored,
+the client rebuilds them from the JSON the server sent, and both use
+:meth:`Message.to_json` / :meth:`Message.from_json` so the two forms cannot drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from .errors import TempInboxError
+
+__all__ = [
+    "Address",
+    "Attachment",
+    "Envelope",
+    "Message",
+    "MessageSource",
+    "format_timestamp",
+    "parse_timestamp",
+]
+
+JSON = dict[str, Any]
+
+
+def format_timestamp(moment: datetime, *, milliseconds: bool = False) -> str:
+    """Format an aware datetime as RFC 3339, writing UTC as ``Z``."""
+    text = moment.isoformat(timespec="milliseconds" if milliseconds else "seconds")
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Parse an RFC 3339 timestamp (as :func:`format_timestamp` writes) to an aware datetime."""
+    moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+class MessageSource(Protocol):
+    """Where a message's raw bytes and attachments come from: in practice, the client."""
+
+    def raw(self, email: str, id: str) -> bytes:
+        """Return the raw bytes of message ``id`` of inbox ``email``."""
+
+    def attachment(self, email: str, id: str, index: int) -> bytes:
+        """Return the decoded bytes of attachment ``index`` of message ``id``."""
+
+
+def _unavailable() -> bytes:
+    raise TempInboxError("this message was not fetched from a server, so it has no source")
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """A mailbox from a header: an optional display name and the address itself."""
+
+    name: str | None
+    email: str
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form, ``{"name", "email"}``."""
+        return {"name": self.name, "email": self.email}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Address:
+        """Build an address from its JSON object form."""
+        return cls(name=data.get("name"), email=data["email"])
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>" if self.name else self.email
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One attachment (or inline part) of a message, described but not downloaded.
+
+    ``index`` is its 0-based position in the message's ``attachments`` list and
+    names it in the API's ``/attachments/{index}`` route. ``filename`` is what the
+    sender wrote; never use it as a path.
+    """
+
+    index: int
+    filename: str | None
+    content_type: str
+    size: int
+    content_id: str | None
+    inline: bool
+    fetch: Callable[[], bytes] = field(default=_unavailable, repr=False, compare=False)
+
+    def content(self) -> bytes:
+        """Download the attachment's decoded bytes from the server."""
+        return self.fetch()
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form."""
+        return {
+            "index": self.index,
+            "filename": self.filename,
+            "content_type": self.content_type,
+            "size": self.size,
+            "content_id": self.content_id,
+            "inline": self.inline,
+        }
+
+    @classmethod
+    def from_json(
+        cls, data: Mapping[str, Any], fetch: Callable[[], bytes] = _unavailable
+    ) -> Attachment:
+        """Build an attachment description from its JSON object form.
+
+        ``fetch`` downloads its bytes (see :meth:`content`).
+        """
+        return cls(
+            index=data["index"],
+            filename=data.get("filename"),
+            content_type=data["content_type"],
+            size=data["size"],
+            content_id=data.get("content_id"),
+            inline=data["inline"],
+            fetch=fetch,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The SMTP envelope: the ``MAIL FROM`` sender and the accepted ``RCPT TO`` addresses.
+
+    ``mail_from`` is ``""`` for the null sender ``<>``.
+    """
+
+    mail_from: str
+    rcpt_to: tuple[str, ...]
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form, ``{"mail_from", "rcpt_to"}``."""
+        return {"mail_from": self.mail_from, "rcpt_to": list(self.rcpt_to)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Envelope:
+        """Build an envelope from its JSON object form."""
+        return cls(mail_from=data["mail_from"], rcpt_to=tuple(data["rcpt_to"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One received email as one inbox sees it, parsed.
+
+    ``sender`` is the ``From`` header (``from`` in JSON, a Python keyword);
+    ``envelope.mail_from`` is who the SMTP client said it was. ``headers`` maps
+    lowercase names to every decoded value in order. ``links`` and ``codes`` are
+    the http(s) URLs and likely one-time codes found in the message.
+    """
+
+    id: str
+    inbox: str
+    envelope: Envelope
+    message_id: str | None
+    sender: Address | None
+    to: tuple[Address, ...]
+    cc: tuple[Address, ...]
+    reply_to: tuple[Address, ...]
+    subject: str
+    date: datetime | None
+    received_at: datetime
+    text: str | None
+    html: str | None
+    headers: Mapping[str, tuple[str, ...]]
+    attachments: tuple[Attachment, ...]
+    links: tuple[str, ...]
+    codes: tuple[str, ...]
+    size: int
+    source: MessageSource | None = field(default=None, repr=False, compare=False)
+
+    def raw(self) -> bytes:
+        """Download the message exactly as the server received it."""
+        if self.source is None:
+            return _unavailable()
+        return self.source.raw(self.inbox, self.id)
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form served by ``GET /api/messages/{email}``."""
+        return {
+            "id": self.id,
+            "inbox": self.inbox,
+            "envelope": self.envelope.to_json(),
+            "message_id": self.message_id,
+            "from": self.sender.to_json() if self.sender else None,
+            "to": [address.to_json() for address in self.to],
+            "cc": [address.to_json() for address in self.cc],
+            "reply_to": [address.to_json() for address in self.reply_to],
+            "subject": self.subject,
+            "date": format_timestamp(self.date) if self.date else None,
+            "received_at": format_timestamp(self.received_at, milliseconds=True),
+            "text": self.text,
+            "html": self.html,
+            "headers": {name: list(values) for name, values in self.headers.items()},
+            "attachments": [attachment.to_json() for attachment in self.attachments],
+            "links": list(self.links),
+            "codes": list(self.codes),
+            "size": self.size,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: MessageSource | None = None) -> Message:
+        """Build a message from its JSON object form.
+
+        ``source`` (the client it came from) lets :meth:`raw` and each attachment's
+        :meth:`Attachment.content` download their bytes.
+        """
+        sender = data.get("from")
+        date = data.get("date")
+        inbox, id = data["inbox"], data["id"]
+
+        def fetcher(index: int) -> Callable[[], bytes]:
+            if source is None:
+                return _unavailable
+            return lambda: source.attachment(inbox, id, index)
+
+        return cls(
+            id=id,
+            inbox=inbox,
+            envelope=Envelope.from_json(data["envelope"]),
+            message_id=data.get("message_id"),
+            sender=Address.from_json(sender) if sender else None,
+            to=tuple(Address.from_json(item) for item in data["to"]),
+            cc=tuple(Address.from_json(item) for item in data["cc"]),
+            reply_to=tuple(Address.from_json(item) for item in data["reply_to"]),
+            subject=data["subject"],
+            date=parse_timestamp(date) if date else None,
+            received_at=parse_timestamp(data["received_at"]),
+            text=data.get("text"),
+            html=data.get("html"),
+            headers={name: tuple(values) for name, values in data["headers"].items()},
+            attachments=tuple(
+                Attachment.from_json(item, fetcher(item["index"])) for item in data["attachments"]
+            ),
+            links=tuple(data["links"]),
+            codes=tuple(data["codes"]),
+            size=data["size"],
+            source=source,
+        )

@@ -1,0 +1,335 @@
+"""The OpenAPI 3.1 document that ``GET /api/openapi.json`` serves.
+
+Written by hand, next to nothing else, so that it reads like the API reference;
+a test checks that every route of the app is in it and the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["openapi_document"]
+
+_NULLABLE_STRING = {"type": ["string", "null"]}
+_TIMESTAMP = {"type": "string", "format": "date-time"}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/problem+json": {"schema": _ref("Problem")}},
+    }
+
+
+def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_EMAIL = {
+    "name": "email",
+    "in": "path",
+    "required": True,
+    "description": "A generated address (matched case-insensitively).",
+    "schema": {"type": "string", "maxLength": 254},
+}
+_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "A message id, as in the message's `id`.",
+    "schema": {"type": "string"},
+}
+_BAD_ADDRESS = _problem("The path segment is not an email address (`invalid_address`).")
+_NO_INBOX = _problem("No live inbox at this address (`inbox_not_found`).")
+_NO_MESSAGE = _problem(
+    "No live inbox (`inbox_not_found`) or no such message (`message_not_found`)."
+)
+
+_SCHEMAS: dict[str, Any] = {
+    "Problem": {
+        "type": "object",
+        "description": "An RFC 9457 problem document.",
+        "required": ["type", "title", "status", "detail", "code"],
+        "properties": {
+            "type": {"type": "string"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "code": {
+                "type": "string",
+                "description": "A stable token: inbox_not_found, message_not_found, "
+                "attachment_not_found, invalid_address, invalid_request, not_found, "
+                "method_not_allowed, payload_too_large.",
+            },
+        },
+    },
+    "Address": {
+        "type": "object",
+        "required": ["name", "email"],
+        "properties": {"name": _NULLABLE_STRING, "email": {"type": "string"}},
+    },
+    "Attachment": {
+        "type": "object",
+        "required": ["index", "filename", "content_type", "size", "content_id", "inline"],
+        "properties": {
+            "index": {"type": "integer", "minimum": 0},
+            "filename": _NULLABLE_STRING,
+            "content_type": {"type": "string"},
+            "size": {"type": "integer", "minimum": 0},
+            "content_id": _NULLABLE_STRING,
+            "inline": {"type": "boolean"},
+        },
+    },
+    "Message": {
+        "type": "object",
+        "required": [
+            "id",
+            "inbox",
+            "envelope",
+            "message_id",
+            "from",
+            "to",
+            "cc",
+            "reply_to",
+            "subject",
+            "date",
+            "received_at",
+            "text",
+            "html",
+            "headers",
+            "attachments",
+            "links",
+            "codes",
+            "size",
+        ],
+        "properties": {
+            "id": {"type": "string", "description": "Unique, URL-safe, sorts by arrival."},
+            "inbox": {"type": "string", "description": "The address this copy was routed to."},
+            "envelope": {
+                "type": "object",
+                "required": ["mail_from", "rcpt_to"],
+                "properties": {
+                    "mail_from": {"type": "string", "description": '"" for the null sender.'},
+                    "rcpt_to": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+            "message_id": _NULLABLE_STRING,
+            "from": {"oneOf": [_ref("Address"), {"type": "null"}]},
+            "to": {"type": "array", "items": _ref("Address")},
+            "cc": {"type": "array", "items": _ref("Address")},
+            "reply_to": {"type": "array", "items": _ref("Address")},
+            "subject": {"type": "string"},
+            "date": {"type": ["string", "null"], "format": "date-time"},
+            "received_at": _TIMESTAMP,
+            "text": _NULLABLE_STRING,
+            "html": _NULLABLE_STRING,
+            "headers": {
+                "type": "object",
+                "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            },
+            "attachments": {"type": "array", "items": _ref("Attachment")},
+            "links": {"type": "array", "items": {"type": "string"}},
+            "codes": {"type": "array", "items": {"type": "string"}},
+            "size": {"type": "integer", "minimum": 0},
+        },
+    },
+    "GeneratedInbox": {
+        "type": "object",
+        "required": ["email", "created_at", "expires_at", "messages_url"],
+        "properties": {
+            "email": {"type": "string"},
+            "created_at": _TIMESTAMP,
+            "expires_at": {"type": ["string", "null"], "format": "date-time"},
+            "messages_url": {"type": "string"},
+        },
+    },
+}
+
+_PATHS: dict[str, Any] = {
+    "/api/generate": {
+        "post": {
+            "summary": "Create a brand new temporary address.",
+            "requestBody": {
+                "required": False,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "prefix": {
+                                    "type": "string",
+                                    "pattern": "^[a-z0-9_-][a-z0-9._-]{0,31}$",
+                                    "description": "Starts the local part; no '..'.",
+                                },
+                                "domain": {
+                                    "type": "string",
+                                    "description": "One of the server's domains.",
+                                },
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "201": _json("The new inbox.", _ref("GeneratedInbox")),
+                "400": _problem("The body is not a valid request (`invalid_request`)."),
+                "413": _problem("The body is over 64 KiB (`payload_too_large`)."),
+            },
+        }
+    },
+    "/api/messages/{email}": {
+        "get": {
+            "summary": "Every message the inbox received, oldest first.",
+            "parameters": [
+                _EMAIL,
+                {
+                    "name": "wait",
+                    "in": "query",
+                    "required": False,
+                    "description": "Long-poll: hold the request up to this many seconds "
+                    "until a message (after the cursor) is there.",
+                    "schema": {"type": "number", "minimum": 0, "maximum": 60},
+                },
+                {
+                    "name": "after",
+                    "in": "query",
+                    "required": False,
+                    "description": "Only messages received after the message with this id.",
+                    "schema": {"type": "string"},
+                },
+            ],
+            "responses": {
+                "200": _json("The messages.", {"type": "array", "items": _ref("Message")}),
+                "400": _problem("Bad address, `wait` or `after`."),
+                "404": _NO_INBOX,
+            },
+        }
+    },
+    "/api/messages/{email}/{id}": {
+        "get": {
+            "summary": "One message.",
+            "parameters": [_EMAIL, _ID],
+            "responses": {
+                "200": _json("The message.", _ref("Message")),
+                "400": _BAD_ADDRESS,
+                "404": _NO_MESSAGE,
+            },
+        }
+    },
+    "/api/messages/{email}/{id}/raw": {
+        "get": {
+            "summary": "The message exactly as received in DATA.",
+            "parameters": [_EMAIL, _ID],
+            "responses": {
+                "200": {
+                    "description": "The raw message.",
+                    "content": {"message/rfc822": {"schema": {"type": "string"}}},
+                },
+                "400": _BAD_ADDRESS,
+                "404": _NO_MESSAGE,
+            },
+        }
+    },
+    "/api/messages/{email}/{id}/attachments/{index}": {
+        "get": {
+            "summary": "The decoded bytes of one attachment.",
+            "parameters": [
+                _EMAIL,
+                _ID,
+                {
+                    "name": "index",
+                    "in": "path",
+                    "required": True,
+                    "description": "0-based, as listed in the message's `attachments`.",
+                    "schema": {"type": "integer", "minimum": 0},
+                },
+            ],
+            "responses": {
+                "200": {
+                    "description": "The attachment, with its content type and a "
+                    "Content-Disposition naming the file.",
+                    "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+                },
+                "400": _BAD_ADDRESS,
+                "404": _problem("No such inbox, message or attachment."),
+            },
+        }
+    },
+    "/api/delete/{email}": {
+        "delete": {
+            "summary": "Destroy the address's routing session and purge its mail.",
+            "parameters": [_EMAIL],
+            "responses": {
+                "200": _json(
+                    "The inbox is gone.",
+                    {
+                        "type": "object",
+                        "required": ["email", "deleted", "purged"],
+                        "properties": {
+                            "email": {"type": "string"},
+                            "deleted": {"const": True},
+                            "purged": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                ),
+                "400": _BAD_ADDRESS,
+                "404": _NO_INBOX,
+            },
+        }
+    },
+    "/api/info": {
+        "get": {
+            "summary": "The server's version, SMTP listener, domains and limits.",
+            "responses": {
+                "200": _json(
+                    "What a client needs to know.",
+                    {
+                        "type": "object",
+                        "required": ["version", "smtp", "domains", "limits"],
+                        "properties": {
+                            "version": {"type": "string"},
+                            "smtp": {
+                                "type": "object",
+                                "required": ["host", "port"],
+                                "properties": {
+                                    "host": {"type": "string"},
+                                    "port": {"type": "integer"},
+                                },
+                            },
+                            "domains": {"type": "array", "items": {"type": "string"}},
+                            "limits": {
+                                "type": "object",
+                                "additionalProperties": {"type": "number"},
+                            },
+                        },
+                    },
+                )
+            },
+        }
+    },
+    "/api/openapi.json": {
+        "get": {
+            "summary": "This document.",
+            "responses": {"200": _json("The OpenAPI document.", {"type": "object"})},
+        }
+    },
+}
+
+
+def openapi_document(version: str) -> dict[str, Any]:
+    """Return the OpenAPI document of the ``/api`` routes for server ``version``."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "pytest-tempinbox",
+            "version": version,
+            "description": "Disposable email inboxes for automated email testing.",
+        },
+        "paths": _PATHS,
+        "components": {"schemas": _SCHEMAS},
+    }

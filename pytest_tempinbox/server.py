@@ -1,0 +1,251 @@
+"""The server: the store, the SMTP listener and the HTTP API on one event loop in one thread.
+
+:class:`InboxServer` binds both sockets itself (port 0 picks a free port, read
+back from the bound socket), so a taken port fails in :meth:`InboxServer.start`
+in the caller's thread, and ``start()`` returns only once both listeners accept
+connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import threading
+from collections.abc import Iterable
+from types import TracebackType
+
+import uvicorn
+
+from .api import ApiSettings, create_app
+from .errors import ServerStartError
+from .smtp import DEFAULT_MESSAGE_SIZE_LIMIT, SMTPService
+from .store import DEFAULT_DOMAIN, Store
+
+__all__ = ["InboxServer", "is_loopback"]
+
+log = logging.getLogger(__name__)
+
+_WILDCARD_TO_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+_STOP_TIMEOUT = 10.0
+
+
+def is_loopback(host: str) -> bool:
+    """Tell whether ``host`` is a loopback address or ``localhost``."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _url_host(host: str) -> str:
+    host = _WILDCARD_TO_LOOPBACK.get(host, host)
+    return f"[{host}]" if ":" in host else host
+
+
+def _listen(host: str, port: int, role: str) -> socket.socket:
+    try:
+        family, _, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (OSError, UnicodeError) as exc:
+        raise ServerStartError(f"cannot resolve {role} host {host!r}: {exc}") from exc
+    # proto must be IPPROTO_TCP: with proto 0 asyncio does not set TCP_NODELAY on
+    # accepted connections, and every HTTP answer then waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise ServerStartError(
+            f"cannot listen for {role} on {host}:{port}: {reason.lower()}"
+        ) from exc
+    return sock
+
+
+class InboxServer:
+    """A disposable inbox server: SMTP and the ``/api`` HTTP API, in a background thread.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Ports
+    default to 0 (a free port each); read the real ones from :attr:`smtp_port`
+    and :attr:`api_port` after start. ``domains`` are the domains generated
+    addresses use (the first is the default); ``hostname`` names the server in
+    the SMTP greeting (default: the first domain).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        smtp_port: int = 0,
+        api_port: int = 0,
+        domains: Iterable[str] = (DEFAULT_DOMAIN,),
+        hostname: str | None = None,
+        message_size_limit: int = DEFAULT_MESSAGE_SIZE_LIMIT,
+        smtp_timeout: float = 300.0,
+    ) -> None:
+        self.host = host
+        self.store = Store(domains)
+        self.hostname = hostname or self.store.domains[0]
+        self.message_size_limit = message_size_limit
+        self.smtp_timeout = smtp_timeout
+        self._requested_ports = (smtp_port, api_port)
+        self._ports = (0, 0)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def smtp_host(self) -> str:
+        """The host to send mail to (a wildcard bind is reached through loopback)."""
+        return _WILDCARD_TO_LOOPBACK.get(self.host, self.host)
+
+    @property
+    def smtp_port(self) -> int:
+        """The SMTP listener's port (after :meth:`start`)."""
+        return self._ports[0]
+
+    @property
+    def api_port(self) -> int:
+        """The HTTP API's port (after :meth:`start`)."""
+        return self._ports[1]
+
+    @property
+    def smtp_url(self) -> str:
+        """``smtp://HOST:PORT`` of the SMTP listener."""
+        return f"smtp://{_url_host(self.host)}:{self.smtp_port}"
+
+    @property
+    def api_url(self) -> str:
+        """The API's base URL, ending in ``/api``."""
+        return f"http://{_url_host(self.host)}:{self.api_port}/api"
+
+    @property
+    def running(self) -> bool:
+        """Tell whether the server thread is serving."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Bind both ports and start serving; return once both accept connections.
+
+        Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
+        taken or the host cannot be bound.
+        """
+        if self._thread is not None:
+            raise RuntimeError("this server was already started")
+        smtp_port, api_port = self._requested_ports
+        smtp_socket = _listen(self.host, smtp_port, "SMTP")
+        try:
+            api_socket = _listen(self.host, api_port, "HTTP")
+        except BaseException:
+            smtp_socket.close()
+            raise
+        self._ports = (smtp_socket.getsockname()[1], api_socket.getsockname()[1])
+        self._thread = threading.Thread(
+            target=self._run, args=(smtp_socket, api_socket), name="tempinbox-server", daemon=True
+        )
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            self._thread.join()
+            raise ServerStartError(f"the server failed to start: {self._error}") from self._error
+
+    def stop(self) -> None:
+        """Stop serving, close every connection and both ports, and end the thread.
+
+        Pending long-polls answer at once; safe to call more than once.
+        """
+        thread, loop, stopping = self._thread, self._loop, self._stopping
+        if thread is None or not thread.is_alive() or loop is None or stopping is None:
+            return
+        loop.call_soon_threadsafe(stopping.set)
+        thread.join(_STOP_TIMEOUT)
+        if thread.is_alive():
+            log.warning("the inbox server thread did not stop within %s s", _STOP_TIMEOUT)
+
+    def __enter__(self) -> InboxServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<InboxServer {self.smtp_url} {self.api_url}>"
+
+    def _run(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve(smtp_socket, api_socket))
+        except BaseException as exc:
+            log.exception("the inbox server stopped on an error")
+            self._error = exc
+        finally:
+            self._ready.set()
+            smtp_socket.close()
+            api_socket.close()
+            _cancel_remaining_tasks(loop)
+            loop.close()
+
+    async def _serve(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
+        self._stopping = asyncio.Event()
+        smtp = SMTPService(
+            self.store,
+            hostname=self.hostname,
+            message_size_limit=self.message_size_limit,
+            timeout=self.smtp_timeout,
+        )
+        await smtp.start(smtp_socket)
+        settings = ApiSettings(
+            smtp_host=self.host,
+            smtp_port=self.smtp_port,
+            message_size_limit=self.message_size_limit,
+        )
+        config = uvicorn.Config(
+            create_app(self.store, settings),
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=2,
+        )
+        http_server = uvicorn.Server(config)
+        serving = asyncio.create_task(http_server.serve(sockets=[api_socket]))
+        # uvicorn's startup is a create_server on the bound socket: a few loop turns.
+        while not http_server.started:
+            if serving.done():
+                serving.result()
+                raise RuntimeError("the HTTP server stopped during startup")
+            await asyncio.sleep(0.001)
+        self._ready.set()
+
+        await self._stopping.wait()
+
+        # Wake pending long-polls first, so that uvicorn's graceful shutdown sees
+        # their answers leave instead of waiting for them.
+        self.store.close()
+        http_server.should_exit = True
+        await asyncio.gather(smtp.stop(), serving)
+
+
+def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())

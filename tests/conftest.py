@@ -1,0 +1,58 @@
+"""Shared fixtures: one real server for the session, an HTTP session, and mail helpers."""
+
+from __future__ import annotations
+
+import smtplib
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from pytest_tempinbox.server import InboxServer
+
+from .helpers import CLIENT_NAME, RawSMTP
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[InboxServer]:
+    """A running server on ephemeral ports, shared by the whole test session."""
+    with InboxServer(domains=["tempinbox.test", "other.test"], hostname="mx.tempinbox.test") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def http() -> Iterator[requests.Session]:
+    """A pooled HTTP session that ignores proxy settings from the environment."""
+    with requests.Session() as session:
+        session.trust_env = False
+        yield session
+
+
+@pytest.fixture
+def api(server: InboxServer) -> str:
+    """The server's API base URL, ending in /api."""
+    return server.api_url
+
+
+@pytest.fixture
+def address(server: InboxServer, http: requests.Session) -> str:
+    """A freshly generated address."""
+    response = http.post(server.api_url + "/generate")
+    assert response.status_code == 201
+    email: str = response.json()["email"]
+    return email
+
+
+@pytest.fixture
+def smtp(server: InboxServer) -> Iterator[smtplib.SMTP]:
+    """An smtplib client connected to the server (EHLO not yet sent)."""
+    with smtplib.SMTP(server.smtp_host, server.smtp_port, local_hostname=CLIENT_NAME) as client:
+        yield client
+
+
+@pytest.fixture
+def raw_smtp(server: InboxServer) -> Iterator[RawSMTP]:
+    """A raw line-level SMTP connection to the server, greeting already read."""
+    client = RawSMTP(server.smtp_host, server.smtp_port)
+    yield client
+    client.close()

@@ -1,0 +1,439 @@
+"""The HTTP API over real sockets: every endpoint, status code and problem answer."""
+
+from __future__ import annotations
+
+import smtplib
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+import jsonschema
+import pytest
+import requests
+
+from pytest_tempinbox import __version__
+from pytest_tempinbox.openapi import openapi_document
+from pytest_tempinbox.server import InboxServer
+
+from .helpers import CLIENT_NAME, make_message, send
+
+PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
+
+
+def assert_problem(response: requests.Response, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body: dict[str, Any] = response.json()
+    assert set(body) == PROBLEM_KEYS
+    assert body["status"] == status
+    assert body["code"] == code
+    assert body["detail"]
+    return body
+
+
+def message_schema() -> dict[str, Any]:
+    document = openapi_document(__version__)
+    return {"$ref": "#/components/schemas/Message", "components": document["components"]}
+
+
+# --- POST /api/generate ---------------------------------------------------------------
+
+
+def test_generate_answers_201_with_the_new_address(api: str, http: requests.Session) -> None:
+    response = http.post(api + "/generate")
+    assert response.status_code == 201
+    body = response.json()
+    assert set(body) == {"email", "created_at", "expires_at", "messages_url"}
+    assert body["email"].endswith("@tempinbox.test")
+    assert response.headers["location"] == f"/api/messages/{body['email']}"
+    assert body["messages_url"] == f"{api}/messages/{body['email']}"
+    created = datetime.fromisoformat(body["created_at"].replace("Z", "+00:00"))
+    assert created.tzinfo is not None
+    assert abs((datetime.now(timezone.utc) - created).total_seconds()) < 60
+    assert body["expires_at"] is None
+
+
+def test_generated_addresses_are_all_different(api: str, http: requests.Session) -> None:
+    addresses = {http.post(api + "/generate").json()["email"] for _ in range(50)}
+    assert len(addresses) == 50
+
+
+def test_generate_takes_prefix_and_domain(api: str, http: requests.Session) -> None:
+    response = http.post(api + "/generate", json={"prefix": "reset", "domain": "other.test"})
+    assert response.status_code == 201
+    email = response.json()["email"]
+    assert email.startswith("reset-")
+    assert email.endswith("@other.test")
+
+
+@pytest.mark.parametrize("body", [b"", b"{}", b"  \n"])
+def test_generate_accepts_an_empty_body(api: str, http: requests.Session, body: bytes) -> None:
+    assert http.post(api + "/generate", data=body).status_code == 201
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'"prefix"',
+        b'{"prefix": 5}',
+        b'{"domain": null}',
+        b'{"prefix": "UPPER"}',
+        b'{"prefix": "a..b"}',
+        b'{"domain": "example.com"}',
+        b'{"prefx": "typo"}',
+        b"\xff\xfe",
+        b"[" * 100_00,
+    ],
+)
+def test_generate_refuses_a_bad_body(api: str, http: requests.Session, body: bytes) -> None:
+    assert_problem(http.post(api + "/generate", data=body), 400, "invalid_request")
+
+
+def test_generate_refuses_a_body_over_64_kib(api: str, http: requests.Session) -> None:
+    body = b'{"prefix": "' + b"a" * 70_000 + b'"}'
+    assert_problem(http.post(api + "/generate", data=body), 413, "payload_too_large")
+
+
+def test_generate_refuses_a_chunked_body_over_64_kib(api: str, http: requests.Session) -> None:
+    def chunks() -> Iterator[bytes]:
+        for _ in range(20):
+            yield b" " * 8192
+
+    assert_problem(http.post(api + "/generate", data=chunks()), 413, "payload_too_large")
+
+
+# --- GET /api/messages/{email} ----------------------------------------------------------
+
+
+def test_a_new_inbox_has_no_messages(api: str, http: requests.Session, address: str) -> None:
+    response = http.get(f"{api}/messages/{address}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == []
+
+
+def test_messages_are_listed_oldest_first_as_full_objects(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    for subject in ("first", "second", "third"):
+        send(server, make_message(address, subject=subject))
+    messages = http.get(f"{api}/messages/{address}").json()
+    assert [message["subject"] for message in messages] == ["first", "second", "third"]
+    for message in messages:
+        jsonschema.validate(message, message_schema())
+        assert message["inbox"] == address
+        assert message["envelope"] == {"mail_from": "app@example.com", "rcpt_to": [address]}
+        assert message["from"] == {"name": None, "email": "app@example.com"}
+        assert message["to"] == [{"name": None, "email": address}]
+        assert message["text"] == "Hi there.\n"
+        assert message["received_at"].endswith("Z")
+        assert len(message["received_at"]) == len("2026-01-01T00:00:00.000Z")
+
+
+def test_message_object_carries_links_codes_and_attachments(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    message = make_message(
+        address, subject="Your code is 482913", body="Confirm: https://app.test/confirm?t=abc\n"
+    )
+    message.add_alternative(
+        '<p><a href="https://app.test/confirm?t=abc&amp;x=1">go</a></p>', "html"
+    )
+    message.add_attachment(b"PDFDATA", maintype="application", subtype="pdf", filename="r.pdf")
+    send(server, message)
+    (got,) = http.get(f"{api}/messages/{address}").json()
+    jsonschema.validate(got, message_schema())
+    assert got["codes"] == ["482913"]
+    assert got["links"] == ["https://app.test/confirm?t=abc", "https://app.test/confirm?t=abc&x=1"]
+    assert got["html"].startswith("<p><a href")
+    assert got["attachments"] == [
+        {
+            "index": 0,
+            "filename": "r.pdf",
+            "content_type": "application/pdf",
+            "size": 7,
+            "content_id": None,
+            "inline": False,
+        }
+    ]
+
+
+def test_messages_address_matching_is_case_insensitive(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    send(server, make_message(address))
+    assert len(http.get(f"{api}/messages/{address.upper()}").json()) == 1
+
+
+def test_messages_of_an_unknown_inbox_is_404(api: str, http: requests.Session) -> None:
+    response = http.get(f"{api}/messages/nobody@tempinbox.test")
+    assert_problem(response, 404, "inbox_not_found")
+
+
+@pytest.mark.parametrize(
+    "segment", ["no-at-sign", "@tempinbox.test", "user@", "a" * 250 + "@tempinbox.test"]
+)
+def test_messages_of_something_that_is_not_an_address_is_400(
+    api: str, http: requests.Session, segment: str
+) -> None:
+    assert_problem(http.get(f"{api}/messages/{segment}"), 400, "invalid_address")
+
+
+@pytest.mark.parametrize("path", ["a%2Fb@tempinbox.test", "..", "a%00b@tempinbox.test", "%2e%2e"])
+def test_hostile_paths_never_cause_a_server_error(
+    api: str, http: requests.Session, path: str
+) -> None:
+    response = http.get(f"{api}/messages/{path}")
+    assert 400 <= response.status_code < 500
+    assert response.headers["content-type"] == "application/problem+json"
+
+
+def test_a_10_kib_address_is_refused(api: str, http: requests.Session) -> None:
+    assert_problem(http.get(f"{api}/messages/{'a' * 10_240}@x.test"), 400, "invalid_address")
+
+
+def test_wait_returns_as_soon_as_a_message_arrives(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    sender = threading.Timer(0.3, send, args=(server, make_message(address, subject="late")))
+    started = time.monotonic()
+    sender.start()
+    try:
+        response = http.get(f"{api}/messages/{address}", params={"wait": 30})
+    finally:
+        sender.join()
+    elapsed = time.monotonic() - started
+    assert response.status_code == 200
+    assert [message["subject"] for message in response.json()] == ["late"]
+    # Woken by the delivery, not by the 30 s timeout.
+    assert elapsed < 10
+
+
+def test_wait_answers_an_empty_list_when_time_is_up(
+    api: str, http: requests.Session, address: str
+) -> None:
+    started = time.monotonic()
+    response = http.get(f"{api}/messages/{address}", params={"wait": 0.2})
+    assert response.status_code == 200
+    assert response.json() == []
+    assert time.monotonic() - started >= 0.2
+
+
+@pytest.mark.parametrize("wait", ["", "soon", "-1", "60.5", "nan", "inf", "1e400"])
+def test_wait_must_be_a_number_from_0_to_60(
+    api: str, http: requests.Session, address: str, wait: str
+) -> None:
+    response = http.get(f"{api}/messages/{address}", params={"wait": wait})
+    assert_problem(response, 400, "invalid_request")
+
+
+def test_after_returns_only_later_messages(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    for subject in ("one", "two", "three"):
+        send(server, make_message(address, subject=subject))
+    first = http.get(f"{api}/messages/{address}").json()[0]
+    later = http.get(f"{api}/messages/{address}", params={"after": first["id"]}).json()
+    assert [message["subject"] for message in later] == ["two", "three"]
+
+
+def test_wait_with_after_holds_until_a_newer_message(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    send(server, make_message(address, subject="old"))
+    (old,) = http.get(f"{api}/messages/{address}").json()
+    sender = threading.Timer(0.2, send, args=(server, make_message(address, subject="new")))
+    sender.start()
+    try:
+        response = http.get(f"{api}/messages/{address}", params={"after": old["id"], "wait": 30})
+    finally:
+        sender.join()
+    assert [message["subject"] for message in response.json()] == ["new"]
+
+
+def test_after_an_unknown_id_is_400(api: str, http: requests.Session, address: str) -> None:
+    response = http.get(f"{api}/messages/{address}", params={"after": "nope"})
+    assert_problem(response, 400, "invalid_request")
+
+
+def test_delete_ends_a_pending_wait_with_404(
+    api: str, http: requests.Session, address: str
+) -> None:
+    deleter = threading.Timer(0.2, lambda: requests.delete(f"{api}/delete/{address}", timeout=5))
+    started = time.monotonic()
+    deleter.start()
+    try:
+        response = http.get(f"{api}/messages/{address}", params={"wait": 30})
+    finally:
+        deleter.join()
+    assert_problem(response, 404, "inbox_not_found")
+    assert time.monotonic() - started < 10
+
+
+# --- GET /api/messages/{email}/{id}, /raw, /attachments/{index} -------------------------
+
+
+def test_one_message_by_id(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    send(server, make_message(address, subject="only"))
+    (listed,) = http.get(f"{api}/messages/{address}").json()
+    response = http.get(f"{api}/messages/{address}/{listed['id']}")
+    assert response.status_code == 200
+    assert response.json() == listed
+
+
+def test_a_missing_message_is_404(api: str, http: requests.Session, address: str) -> None:
+    response = http.get(f"{api}/messages/{address}/01a2000000000000ffff")
+    assert_problem(response, 404, "message_not_found")
+    assert_problem(http.get(f"{api}/messages/{address}/x/raw"), 404, "message_not_found")
+
+
+def test_a_message_of_an_unknown_inbox_is_404(api: str, http: requests.Session) -> None:
+    response = http.get(f"{api}/messages/nobody@tempinbox.test/01a2000000000000ffff")
+    assert_problem(response, 404, "inbox_not_found")
+
+
+def test_raw_is_the_message_exactly_as_received(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    message = make_message(address, body="line one\n.dotted line\n")
+    send(server, message)
+    (listed,) = http.get(f"{api}/messages/{address}").json()
+    response = http.get(f"{api}/messages/{address}/{listed['id']}/raw")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "message/rfc822"
+    expected = message.as_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    assert response.content == expected
+    assert listed["size"] == len(expected)
+
+
+def test_attachment_bytes_type_and_filename(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    message = make_message(address)
+    payload = bytes(range(256)) * 4
+    message.add_attachment(payload, maintype="image", subtype="png", filename="naïve pic.png")
+    message.add_attachment(b"a,b\n", maintype="text", subtype="csv", filename="../../etc/passwd")
+    send(server, message)
+    (listed,) = http.get(f"{api}/messages/{address}").json()
+    base = f"{api}/messages/{address}/{listed['id']}/attachments"
+
+    first = http.get(f"{base}/0")
+    assert first.status_code == 200
+    assert first.content == payload
+    assert first.headers["content-type"] == "image/png"
+    assert first.headers["x-content-type-options"] == "nosniff"
+    disposition = first.headers["content-disposition"]
+    assert disposition.startswith("attachment;")
+    assert "filename*=UTF-8''na%C3%AFve%20pic.png" in disposition
+
+    second = http.get(f"{base}/1")
+    assert second.content == b"a,b\n"
+    assert 'filename="passwd"' in second.headers["content-disposition"]
+
+
+def test_an_attachment_index_out_of_range_is_404(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    send(server, make_message(address))
+    (listed,) = http.get(f"{api}/messages/{address}").json()
+    base = f"{api}/messages/{address}/{listed['id']}/attachments"
+    assert_problem(http.get(f"{base}/0"), 404, "attachment_not_found")
+    assert_problem(http.get(f"{base}/-1"), 404, "not_found")
+    assert_problem(http.get(f"{base}/first"), 404, "not_found")
+
+
+# --- DELETE /api/delete/{email} ---------------------------------------------------------
+
+
+def test_delete_purges_the_inbox(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    send(server, make_message(address))
+    send(server, make_message(address))
+    response = http.delete(f"{api}/delete/{address.upper()}")
+    assert response.status_code == 200
+    assert response.json() == {"email": address, "deleted": True, "purged": 2}
+    assert_problem(http.get(f"{api}/messages/{address}"), 404, "inbox_not_found")
+    assert_problem(http.delete(f"{api}/delete/{address}"), 404, "inbox_not_found")
+
+
+def test_delete_of_something_that_is_not_an_address_is_400(
+    api: str, http: requests.Session
+) -> None:
+    assert_problem(http.delete(f"{api}/delete/nobody"), 400, "invalid_address")
+
+
+def test_a_deleted_address_refuses_mail(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    http.delete(f"{api}/delete/{address}")
+    with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+        send(server, make_message(address))
+    assert refused.value.recipients[address][0] == 550
+
+
+# --- /api/info, /api/openapi.json, routing --------------------------------------------
+
+
+def test_info_tells_where_the_smtp_listener_is(
+    server: InboxServer, api: str, http: requests.Session
+) -> None:
+    info = http.get(api + "/info").json()
+    assert info["version"] == __version__
+    assert info["smtp"] == {"host": "127.0.0.1", "port": server.smtp_port}
+    assert info["domains"] == ["tempinbox.test", "other.test"]
+    assert info["limits"]["message_size"] == 10 * 1024 * 1024
+    assert info["limits"]["request_body"] == 64 * 1024
+
+
+def test_openapi_document_lists_every_route(
+    server: InboxServer, api: str, http: requests.Session
+) -> None:
+    from starlette.routing import Route
+
+    from pytest_tempinbox.api import ApiSettings, create_app
+
+    document = http.get(api + "/openapi.json").json()
+    assert document["openapi"].startswith("3.")
+    app = create_app(server.store, ApiSettings("127.0.0.1", 25, 1))
+    served = {
+        (route.path.replace("{index:int}", "{index}"), method.lower())
+        for route in app.routes
+        if isinstance(route, Route)
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+    documented = {(path, method) for path, item in document["paths"].items() for method in item}
+    assert served == documented
+
+
+def test_unknown_routes_answer_404_problem(api: str, http: requests.Session) -> None:
+    assert_problem(http.get(api + "/nope"), 404, "not_found")
+    assert_problem(http.get(api.removesuffix("/api") + "/"), 404, "not_found")
+
+
+def test_wrong_methods_answer_405_problem(api: str, http: requests.Session, address: str) -> None:
+    response = http.get(api + "/generate")
+    assert_problem(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == "POST"
+    assert_problem(http.post(f"{api}/messages/{address}"), 405, "method_not_allowed")
+    assert_problem(http.get(f"{api}/delete/{address}"), 405, "method_not_allowed")
+
+
+def test_a_message_with_raw_utf8_headers_is_served_as_json(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    raw = (
+        f"From: Jöhn <jöhn@exämple.com>\r\nTo: {address}\r\nSubject: Grüße\r\n\r\nHallo\r\n"
+    ).encode()
+    with smtplib.SMTP(server.smtp_host, server.smtp_port, local_hostname=CLIENT_NAME) as client:
+        client.sendmail("sender@example.com", [address], raw, mail_options=["SMTPUTF8"])
+    (got,) = http.get(f"{api}/messages/{address}").json()
+    assert got["from"] == {"name": "Jöhn", "email": "jöhn@exämple.com"}
+    assert got["subject"] == "Grüße"

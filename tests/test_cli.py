@@ -1,0 +1,162 @@
+"""The standalone command: in-process for arguments, as a real subprocess for serving."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import smtplib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from pytest_tempinbox._cli import main
+
+from .helpers import CLIENT_NAME, make_message
+
+STARTUP_TIMEOUT = 30
+
+
+class Standalone:
+    """A ``python -m pytest_tempinbox`` subprocess and the addresses it printed."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pytest_tempinbox", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.lines: list[str] = []
+
+    def read_addresses(self) -> tuple[str, int, str]:
+        """Wait for the two address lines; return SMTP host, SMTP port and the API URL."""
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while len(self.lines) < 2 and time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+        text = "".join(self.lines)
+        smtp = re.search(r"smtp://([\d.]+):(\d+)", text)
+        api = re.search(r"(http://[\d.]+:\d+/api)", text)
+        assert smtp, f"no SMTP address line in {text!r}"
+        assert api, f"no API URL line in {text!r}"
+        return smtp.group(1), int(smtp.group(2)), api.group(1)
+
+    def stop(self, sig: int) -> tuple[int, float, str]:
+        """Send ``sig``; return the exit status, the seconds it took and stderr."""
+        started = time.monotonic()
+        self.process.send_signal(sig)
+        _, stderr = self.process.communicate(timeout=20)
+        return self.process.returncode, time.monotonic() - started, stderr
+
+
+@pytest.fixture
+def standalone() -> Iterator[Standalone]:
+    """A standalone server on ephemeral ports; killed at teardown if still running."""
+    process = Standalone("--smtp-port", "0", "--api-port", "0")
+    yield process
+    if process.process.poll() is None:
+        process.process.kill()
+        process.process.communicate()
+
+
+def test_help_documents_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--host", "--smtp-port", "--api-port", "--domain", "--hostname", "--version"):
+        assert flag in out
+
+
+def test_a_bad_port_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--smtp-port", "smtp"])
+    assert exited.value.code == 2
+    assert "'smtp' is not a port number" in capsys.readouterr().err
+
+
+def test_serves_mail_end_to_end_and_stops_on_sigterm(standalone: Standalone) -> None:
+    host, port, api = standalone.read_addresses()
+    with requests.Session() as http:
+        http.trust_env = False
+        address = http.post(api + "/generate").json()["email"]
+        with smtplib.SMTP(host, port, local_hostname=CLIENT_NAME) as client:
+            client.send_message(make_message(address, subject="standalone"))
+        (message,) = http.get(f"{api}/messages/{address}").json()
+    assert message["subject"] == "standalone"
+    status, seconds, stderr = standalone.stop(signal.SIGTERM)
+    assert status == 0, stderr
+    assert seconds < 5
+    assert "Traceback" not in stderr
+
+
+def test_sigint_stops_it_while_clients_hold_idle_connections(standalone: Standalone) -> None:
+    host, port, api = standalone.read_addresses()
+    idle_smtp = smtplib.SMTP(host, port, local_hostname=CLIENT_NAME)
+    idle_smtp.ehlo()
+    http = requests.Session()
+    http.trust_env = False
+    http.get(api + "/info")  # leaves a kept-alive connection open
+    try:
+        status, seconds, stderr = standalone.stop(signal.SIGINT)
+    finally:
+        idle_smtp.close()
+        http.close()
+    assert status == 0, stderr
+    assert seconds < 5
+    assert "Traceback" not in stderr
+
+
+def test_sigterm_ends_a_pending_long_poll(standalone: Standalone) -> None:
+    _, _, api = standalone.read_addresses()
+    address = requests.post(api + "/generate", timeout=5).json()["email"]
+    with socket.create_connection(("127.0.0.1", int(api.split(":")[2].split("/")[0]))) as sock:
+        sock.sendall(f"GET /api/messages/{address}?wait=60 HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        time.sleep(0.2)
+        status, seconds, stderr = standalone.stop(signal.SIGTERM)
+    assert status == 0, stderr
+    assert seconds < 5
+
+
+def test_a_taken_port_is_one_line_on_stderr() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest_tempinbox", "--smtp-port", str(port), "--api-port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert str(port) in lines[0]
+    assert "in use" in lines[0]
+    assert result.stdout == ""
+
+
+def test_binding_beyond_loopback_prints_a_warning() -> None:
+    process = Standalone("--host", "0.0.0.0", "--smtp-port", "0", "--api-port", "0")
+    try:
+        host, _, _ = process.read_addresses()
+        assert host == "127.0.0.1"  # a wildcard bind is reached through loopback
+        status, _, stderr = process.stop(signal.SIGTERM)
+    finally:
+        if process.process.poll() is None:
+            process.process.kill()
+            process.process.communicate()
+    assert status == 0
+    assert "warning" in stderr
+    assert "anyone who can reach" in stderr

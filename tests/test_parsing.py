@@ -1,0 +1,847 @@
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import time
+from datetime import datetime, timedelta, timezone
+from email.message import EmailMessage
+
+import pytest
+
+from pytest_tempinbox import parsing
+from pytest_tempinbox.errors import AttachmentNotFound
+from pytest_tempinbox.models import Address, Attachment
+from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
+
+
+def assert_json_safe(parsed: ParsedMessage) -> None:
+    # ensure_ascii=False, or json.dumps would escape a lone surrogate as "\udce9"
+    # and the check could never fail.
+    json.dumps(dataclasses.asdict(parsed), default=str, ensure_ascii=False).encode("utf-8")
+
+
+def parse(raw: bytes) -> ParsedMessage:
+    parsed = parse_message(raw)
+    assert_json_safe(parsed)
+    return parsed
+
+
+def lines(*parts: str | bytes) -> bytes:
+    """Join header and body lines with CRLF, as they arrive over SMTP."""
+    return b"\r\n".join(part.encode("utf-8") if isinstance(part, str) else part for part in parts)
+
+
+def text_message(body: str = "Hello.\n", **headers: str) -> EmailMessage:
+    message = EmailMessage()
+    defaults = {"From": "Alice <alice@example.test>", "To": "bob@example.test", "Subject": "Hello"}
+    for name, value in (defaults | headers).items():
+        message[name.replace("_", "-")] = value
+    message.set_content(body)
+    return message
+
+
+def with_attachments(*attachments: tuple[bytes, str, str, str | None]) -> bytes:
+    message = text_message()
+    for data, maintype, subtype, filename in attachments:
+        message.add_attachment(data, maintype=maintype, subtype=subtype, filename=filename)
+    return message.as_bytes()
+
+
+# --- the helpers themselves ----------------------------------------------------
+
+
+def test_json_check_rejects_a_lone_surrogate() -> None:
+    parsed = parse_message(b"Subject: ok\r\n\r\nbody")
+    broken = dataclasses.replace(parsed, subject="caf\udce9")
+    with pytest.raises(UnicodeEncodeError):
+        assert_json_safe(broken)
+
+
+def test_public_names_are_exported() -> None:
+    assert parsing.__all__ == ["ParsedMessage", "attachment_payload", "parse_message"]
+
+
+# --- bodies --------------------------------------------------------------------
+
+
+def test_plain_text_message_gives_text_and_no_html() -> None:
+    parsed = parse(text_message("Hello Bob.\n").as_bytes())
+    assert parsed.text == "Hello Bob.\n"
+    assert parsed.html is None
+    assert parsed.attachments == ()
+
+
+def test_multipart_alternative_gives_text_and_html() -> None:
+    message = text_message("Plain version\n")
+    message.add_alternative("<p>HTML version</p>\n", subtype="html")
+    parsed = parse(message.as_bytes())
+    assert parsed.text == "Plain version\n"
+    assert parsed.html == "<p>HTML version</p>\n"
+    assert parsed.attachments == ()
+
+
+def test_html_only_message_gives_html_and_no_text() -> None:
+    parsed = parse(lines("Content-Type: text/html", "", "<p>Hi</p>"))
+    assert parsed.text is None
+    assert parsed.html == "<p>Hi</p>"
+
+
+def test_message_without_content_type_is_text() -> None:
+    parsed = parse(lines("Subject: bare", "", "just text"))
+    assert parsed.text == "just text"
+
+
+def test_empty_body_gives_empty_text() -> None:
+    assert parse(lines("Subject: nothing", "", "")).text == ""
+
+
+def test_message_without_a_text_part_gives_no_text() -> None:
+    parsed = parse(lines("Content-Type: application/pdf", "", "%PDF"))
+    assert parsed.text is None
+    assert parsed.html is None
+    assert [a.content_type for a in parsed.attachments] == ["application/pdf"]
+
+
+def test_crlf_line_endings_become_lf() -> None:
+    assert parse(lines("Subject: x", "", "one", "two", "")).text == "one\ntwo\n"
+
+
+def test_lone_cr_line_endings_become_lf() -> None:
+    assert parse(b"Subject: x\r\n\r\none\rtwo\r").text == "one\ntwo\n"
+
+
+def test_base64_body_is_decoded() -> None:
+    message = text_message()
+    message.set_content("Grüße aus Köln\n", cte="base64")
+    assert b"base64" in message.as_bytes()
+    assert parse(message.as_bytes()).text == "Grüße aus Köln\n"
+
+
+def test_quoted_printable_body_is_decoded() -> None:
+    raw = lines(
+        "Content-Type: text/plain; charset=utf-8",
+        "Content-Transfer-Encoding: quoted-printable",
+        "",
+        "caf=C3=A9 and a soft=",
+        " break",
+    )
+    assert parse(raw).text == "café and a soft break"
+
+
+def test_iso_8859_1_body_is_decoded() -> None:
+    raw = lines("Content-Type: text/plain; charset=iso-8859-1", "", b"caf\xe9")
+    assert parse(raw).text == "café"
+
+
+def test_utf8_body_is_decoded() -> None:
+    raw = lines("Content-Type: text/plain; charset=utf-8", "", "café ☕")
+    assert parse(raw).text == "café ☕"
+
+
+def test_unknown_charset_falls_back_to_utf8() -> None:
+    raw = lines("Content-Type: text/plain; charset=x-no-such-charset", "", "café")
+    assert parse(raw).text == "café"
+
+
+def test_unknown_charset_with_latin1_bytes_falls_back_to_latin1() -> None:
+    raw = lines("Content-Type: text/plain; charset=x-no-such-charset", "", b"caf\xe9")
+    assert parse(raw).text == "café"
+
+
+def test_undeclared_8bit_latin1_body_is_decoded_as_latin1() -> None:
+    assert parse(lines("Subject: x", "", b"caf\xe9")).text == "café"
+
+
+def test_us_ascii_declared_over_utf8_bytes_is_read_as_utf8() -> None:
+    raw = lines("Content-Type: text/plain; charset=us-ascii", "", "café")
+    assert parse(raw).text == "café"
+
+
+def test_non_text_charset_codec_is_not_applied() -> None:
+    # "rot13" is a Python codec but not a text encoding; it must not be used.
+    raw = lines("Content-Type: text/plain; charset=rot13", "", "uryyb")
+    assert parse(raw).text == "uryyb"
+
+
+# --- headers -------------------------------------------------------------------
+
+
+def test_rfc2047_subject_is_decoded() -> None:
+    raw = lines("Subject: =?utf-8?q?Gr=C3=BC=C3=9Fe?= und =?iso-8859-1?b?Y2Fm6Q==?=", "", "")
+    assert parse(raw).subject == "Grüße und café"
+
+
+def test_adjacent_encoded_words_join_a_split_character() -> None:
+    # "€" is E2 82 AC; the encoder split it across two words.
+    raw = lines("Subject: =?utf-8?b?4oI=?= =?utf-8?b?rA==?=", "", "")
+    assert parse(raw).subject == "€"
+
+
+def test_bad_encoded_word_does_not_raise() -> None:
+    raw = lines("Subject: =?utf-8?b?!!!?= =?no-such-charset?q?caf=E9?= end", "", "")
+    assert parse(raw).subject == "café end"
+
+
+def test_rfc2047_display_name_is_decoded() -> None:
+    raw = lines("From: =?utf-8?q?Zo=C3=AB_Smith?= <zoe@example.test>", "", "")
+    assert parse(raw).sender == Address(name="Zoë Smith", email="zoe@example.test")
+
+
+def test_raw_utf8_from_header_decodes_to_text() -> None:
+    parsed = parse(lines("From: Jöhn <jöhn@exämple.com>", "Subject: Grüße", "", ""))
+    assert parsed.sender == Address(name="Jöhn", email="jöhn@exämple.com")
+    assert parsed.subject == "Grüße"
+    assert parsed.headers["from"] == ("Jöhn <jöhn@exämple.com>",)
+
+
+def test_raw_latin1_subject_falls_back_to_latin1() -> None:
+    assert parse(lines(b"Subject: caf\xe9", "", "")).subject == "café"
+
+
+def test_folded_subject_is_unfolded() -> None:
+    raw = lines("Subject: a long", " subject that", "\twas folded", "", "")
+    assert parse(raw).subject == "a long subject that\twas folded"
+
+
+def test_missing_subject_is_empty() -> None:
+    assert parse(lines("From: a@example.test", "", "")).subject == ""
+
+
+def test_headers_keep_every_value_in_order_under_lowercase_names() -> None:
+    raw = lines(
+        "Received: from one",
+        "X-Note: =?utf-8?q?caf=C3=A9?=",
+        "RECEIVED: from two",
+        "  (folded)",
+        "",
+        "",
+    )
+    headers = parse(raw).headers
+    assert headers["received"] == ("from one", "from two  (folded)")
+    assert headers["x-note"] == ("café",)
+
+
+def test_header_values_are_stripped() -> None:
+    assert parse(lines("X-Padded:    value   ", "", "")).headers["x-padded"] == ("value",)
+
+
+def test_message_id_is_stripped() -> None:
+    assert parse(lines("Message-ID:  <abc@example.test> ", "", "")).message_id == (
+        "<abc@example.test>"
+    )
+
+
+def test_missing_message_id_is_none() -> None:
+    assert parse(lines("Subject: x", "", "")).message_id is None
+
+
+# --- addresses -----------------------------------------------------------------
+
+
+def test_address_headers_give_names_and_emails() -> None:
+    raw = lines(
+        'To: "Doe, Jane" <Jane.Doe@Example.test>, plain@example.test',
+        "Cc: Carol <carol@example.test>",
+        "Reply-To: replies@example.test",
+        "",
+        "",
+    )
+    parsed = parse(raw)
+    assert parsed.to == (
+        Address(name="Doe, Jane", email="Jane.Doe@Example.test"),
+        Address(name=None, email="plain@example.test"),
+    )
+    assert parsed.cc == (Address(name="Carol", email="carol@example.test"),)
+    assert parsed.reply_to == (Address(name=None, email="replies@example.test"),)
+
+
+def test_repeated_to_headers_are_combined() -> None:
+    raw = lines("To: a@example.test", "To: b@example.test", "", "")
+    assert [address.email for address in parse(raw).to] == ["a@example.test", "b@example.test"]
+
+
+def test_sender_is_first_from_mailbox() -> None:
+    parsed = parse(lines("From: first@example.test, second@example.test", "", ""))
+    assert parsed.sender == Address(name=None, email="first@example.test")
+
+
+def test_missing_from_gives_no_sender() -> None:
+    parsed = parse(lines("To: a@example.test", "", ""))
+    assert parsed.sender is None
+    assert parsed.cc == ()
+
+
+def test_group_syntax_gives_its_members() -> None:
+    raw = lines("To: Team: a@example.test, B <b@example.test>;, c@example.test", "", "")
+    assert [address.email for address in parse(raw).to] == [
+        "a@example.test",
+        "b@example.test",
+        "c@example.test",
+    ]
+
+
+def test_empty_group_gives_no_addresses() -> None:
+    assert parse(lines("To: undisclosed-recipients:;", "", "")).to == ()
+
+
+def test_to_with_a_lone_quote_does_not_raise() -> None:
+    parsed = parse(lines('To: "', "", ""))
+    assert parsed.to == ()
+    assert parsed.headers["to"] == ('"',)
+
+
+def test_trailing_comma_in_cc_keeps_the_address() -> None:
+    assert parse(lines("Cc: a@example.test,", "", "")).cc == (
+        Address(name=None, email="a@example.test"),
+    )
+
+
+# --- dates ---------------------------------------------------------------------
+
+
+def test_date_with_offset_is_aware() -> None:
+    parsed = parse(lines("Date: Sat, 22 Nov 2025 10:00:00 +0130", "", ""))
+    assert parsed.date == datetime(2025, 11, 22, 10, 0, tzinfo=timezone(timedelta(minutes=90)))
+    assert parsed.date is not None
+    assert parsed.date.utcoffset() == timedelta(minutes=90)
+
+
+@pytest.mark.parametrize("zone", ["-0000", ""])
+def test_date_without_known_offset_is_utc(zone: str) -> None:
+    parsed = parse(lines(f"Date: Sat, 22 Nov 2025 10:00:00 {zone}", "", ""))
+    assert parsed.date == datetime(2025, 11, 22, 10, 0, tzinfo=timezone.utc)
+    assert parsed.date is not None
+    assert parsed.date.tzinfo is timezone.utc
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["next tuesday", "", "Sat, 22 Nov 99999 10:00:00 +0000", "Sat, 22 Nov 2025 10:00:00 +9999"],
+)
+def test_unparseable_date_is_none(value: str) -> None:
+    assert parse(lines(f"Date: {value}", "", "")).date is None
+
+
+def test_missing_date_is_none() -> None:
+    assert parse(lines("Subject: x", "", "")).date is None
+
+
+# --- attachments ---------------------------------------------------------------
+
+
+def test_attachment_is_described() -> None:
+    parsed = parse(with_attachments((b"%PDF-1.4 data", "application", "pdf", "report.pdf")))
+    assert parsed.text == "Hello.\n"
+    assert parsed.attachments == (
+        Attachment(
+            index=0,
+            filename="report.pdf",
+            content_type="application/pdf",
+            size=13,
+            content_id=None,
+            inline=False,
+        ),
+    )
+
+
+def test_inline_image_has_content_id_and_is_inline() -> None:
+    message = text_message()
+    message.add_alternative("<p><img src='cid:logo@example.test'></p>", subtype="html")
+    parts = message.get_payload()
+    assert isinstance(parts, list)
+    html_part = parts[1]
+    assert isinstance(html_part, EmailMessage)
+    html_part.add_related(b"\x89PNG", "image", "png", cid="<logo@example.test>")
+    parsed = parse(message.as_bytes())
+    assert parsed.html is not None
+    assert parsed.attachments == (
+        Attachment(
+            index=0,
+            filename=None,
+            content_type="image/png",
+            size=4,
+            content_id="logo@example.test",
+            inline=True,
+        ),
+    )
+
+
+def test_attachments_are_indexed_in_document_order() -> None:
+    raw = with_attachments(
+        (b"one", "application", "octet-stream", "1.bin"),
+        (b"two", "image", "gif", "2.gif"),
+        (b"three", "application", "zip", "3.zip"),
+    )
+    attachments = parse(raw).attachments
+    assert [(a.index, a.filename) for a in attachments] == [
+        (0, "1.bin"),
+        (1, "2.gif"),
+        (2, "3.zip"),
+    ]
+
+
+def test_content_type_is_lowercased() -> None:
+    raw = lines(
+        "Content-Type: multipart/mixed; boundary=b",
+        "",
+        "--b",
+        "Content-Type: Application/PDF",
+        "",
+        "x",
+        "--b--",
+        "",
+    )
+    assert parse(raw).attachments[0].content_type == "application/pdf"
+
+
+def test_rfc2231_filename_is_decoded() -> None:
+    raw = with_attachments((b"x", "application", "pdf", "résumé.pdf"))
+    assert b"filename*=utf-8''r%C3%A9sum%C3%A9.pdf" in raw
+    assert parse(raw).attachments[0].filename == "résumé.pdf"
+
+
+def test_rfc2231_filename_with_wrong_charset_falls_back() -> None:
+    raw = lines(
+        "Content-Type: application/pdf",
+        "Content-Disposition: attachment; filename*=no-such-charset''r%C3%A9sum%C3%A9.pdf",
+        "",
+        "x",
+    )
+    assert parse(raw).attachments[0].filename == "résumé.pdf"
+
+
+def test_rfc2047_filename_is_decoded() -> None:
+    raw = lines(
+        "Content-Type: application/pdf",
+        'Content-Disposition: attachment; filename="=?utf-8?q?r=C3=A9sum=C3=A9.pdf?="',
+        "",
+        "x",
+    )
+    assert parse(raw).attachments[0].filename == "résumé.pdf"
+
+
+def test_raw_utf8_filename_is_decoded() -> None:
+    raw = lines(
+        'Content-Type: application/pdf; name="résumé.pdf"',
+        'Content-Disposition: attachment; filename="résumé.pdf"',
+        "",
+        "x",
+    )
+    assert parse(raw).attachments[0].filename == "résumé.pdf"
+
+
+def test_content_type_name_is_a_filename() -> None:
+    raw = lines("Content-Type: application/pdf; name=invoice.pdf", "", "x")
+    assert parse(raw).attachments[0].filename == "invoice.pdf"
+
+
+def test_path_like_filename_is_kept_as_a_plain_string() -> None:
+    parsed = parse(with_attachments((b"root", "text", "plain", "../../etc/passwd")))
+    assert parsed.attachments[0].filename == "../../etc/passwd"
+    assert parsed.text == "Hello.\n"
+
+
+def test_content_type_name_star_without_value_does_not_raise() -> None:
+    parsed = parse(lines("Content-Type: text/plain; name*", "", "hi"))
+    assert parsed.text == "hi"
+    assert parsed.attachments == ()
+
+
+def test_text_part_with_attachment_disposition_is_not_the_body() -> None:
+    raw = lines(
+        "Content-Type: multipart/mixed; boundary=b",
+        "",
+        "--b",
+        "Content-Type: text/plain",
+        "Content-Disposition: attachment",
+        "",
+        "notes",
+        "--b",
+        "Content-Type: text/plain",
+        "",
+        "the body",
+        "--b--",
+        "",
+    )
+    parsed = parse(raw)
+    assert parsed.text == "the body"
+    assert [(a.content_type, a.filename, a.size) for a in parsed.attachments] == [
+        ("text/plain", None, 5)
+    ]
+
+
+def test_second_text_part_is_an_attachment() -> None:
+    raw = lines(
+        "Content-Type: multipart/mixed; boundary=b",
+        "",
+        "--b",
+        "Content-Type: text/plain",
+        "",
+        "first",
+        "--b",
+        "Content-Type: text/plain",
+        "",
+        "second",
+        "--b--",
+        "",
+    )
+    parsed = parse(raw)
+    assert parsed.text == "first"
+    assert [a.content_type for a in parsed.attachments] == ["text/plain"]
+
+
+INNER = lines(
+    "From: inner@example.test",
+    "Subject: inner",
+    "Content-Type: multipart/mixed; boundary=inner",
+    "",
+    "--inner",
+    "Content-Type: text/plain",
+    "",
+    "Inner body https://inner.example.test/",
+    "--inner",
+    "Content-Type: application/pdf",
+    "Content-Disposition: attachment; filename=inner.pdf",
+    "",
+    "pdf",
+    "--inner--",
+)
+WITH_RFC822 = lines(
+    "From: outer@example.test",
+    "Content-Type: multipart/mixed; boundary=outer",
+    "",
+    "--outer",
+    "Content-Type: text/plain",
+    "",
+    "Outer body",
+    "--outer",
+    "Content-Type: message/rfc822",
+    "",
+    INNER,
+    "--outer--",
+    "",
+)
+
+
+def test_message_rfc822_is_one_attachment_not_descended_into() -> None:
+    parsed = parse(WITH_RFC822)
+    assert parsed.text == "Outer body"
+    assert parsed.links == ()
+    assert [(a.content_type, a.filename) for a in parsed.attachments] == [("message/rfc822", None)]
+
+
+def test_message_rfc822_payload_is_the_embedded_message() -> None:
+    attachment, data = attachment_payload(WITH_RFC822, 0)
+    # Re-serialised by the email package, which ends it with a line break.
+    assert data.rstrip(b"\r\n") == INNER
+    assert attachment.size == len(data)
+    inner = parse(data)
+    assert (inner.subject, inner.text) == ("inner", "Inner body https://inner.example.test/")
+
+
+def test_bad_base64_is_decoded_leniently() -> None:
+    raw = lines(
+        "Content-Type: application/octet-stream",
+        "Content-Transfer-Encoding: base64",
+        "",
+        "QUJD!!R",
+    )
+    attachment, data = attachment_payload(raw, 0)
+    assert data == b"ABC"
+    assert attachment.size == 3
+    assert parse(raw).attachments == (attachment,)
+
+
+def test_bad_base64_text_body_does_not_raise() -> None:
+    raw = lines("Content-Transfer-Encoding: base64", "", "aGVsbG8*")
+    assert parse(raw).text == "hello"
+
+
+def test_multipart_without_boundary_is_served_as_text() -> None:
+    parsed = parse(lines("Content-Type: multipart/mixed", "", "hello"))
+    assert parsed.text == "hello"
+    assert parsed.attachments == ()
+
+
+def nested(depth: int) -> bytes:
+    head = [
+        f"Content-Type: multipart/mixed; boundary=b{level}\r\n\r\n--b{level}"
+        for level in range(depth)
+    ]
+    tail = [f"--b{level}--" for level in reversed(range(depth))]
+    return lines("Subject: deep", *head, "Content-Type: text/plain", "", "deep 123456", *tail, "")
+
+
+def test_sixty_nested_multiparts_find_the_text() -> None:
+    parsed = parse(nested(60))
+    assert parsed.text == "deep 123456"
+    assert parsed.attachments == ()
+
+
+def test_nesting_too_deep_for_the_parser_keeps_headers_and_body() -> None:
+    parsed = parse(nested(3000))
+    assert parsed.subject == "deep"
+    assert parsed.text is not None
+    assert "deep 123456" in parsed.text
+
+
+def many_parts(count: int) -> bytes:
+    parts = [
+        f"--b\r\nContent-Type: application/octet-stream\r\n"
+        f"Content-Disposition: attachment; filename=f{index}.bin\r\n\r\n{index}"
+        for index in range(count)
+    ]
+    return lines("Content-Type: multipart/mixed; boundary=b", "", *parts, "--b--", "")
+
+
+def test_two_thousand_parts_are_all_attachments() -> None:
+    attachments = parse(many_parts(2000)).attachments
+    assert len(attachments) == 2000
+    assert attachments[1999] == Attachment(
+        index=1999,
+        filename="f1999.bin",
+        content_type="application/octet-stream",
+        size=4,
+        content_id=None,
+        inline=False,
+    )
+
+
+def test_attachment_payload_gives_decoded_bytes() -> None:
+    data = bytes(range(256))
+    raw = with_attachments(
+        (b"first", "application", "octet-stream", "a.bin"),
+        (data, "application", "octet-stream", "b.bin"),
+    )
+    attachment, payload = attachment_payload(raw, 1)
+    assert payload == data
+    assert attachment == parse(raw).attachments[1]
+
+
+@pytest.mark.parametrize("index", [1, 2, -1])
+def test_attachment_payload_out_of_range_raises(index: int) -> None:
+    raw = with_attachments((b"only", "application", "octet-stream", "a.bin"))
+    with pytest.raises(AttachmentNotFound):
+        attachment_payload(raw, index)
+
+
+def test_attachment_payload_of_message_without_attachments_raises() -> None:
+    with pytest.raises(AttachmentNotFound):
+        attachment_payload(text_message().as_bytes(), 0)
+
+
+# --- links ---------------------------------------------------------------------
+
+
+def test_links_are_found_in_text() -> None:
+    parsed = parse(text_message("Go to https://example.test/a?b=1 now\n").as_bytes())
+    assert parsed.links == ("https://example.test/a?b=1",)
+
+
+def test_trailing_punctuation_is_not_part_of_a_link() -> None:
+    body = (
+        "See https://example.test/a, then (https://example.test/b). "
+        "Really: https://example.test/c! <https://example.test/d> "
+        '"https://example.test/e" https://example.test/f?'
+    )
+    assert parse(text_message(body).as_bytes()).links == tuple(
+        f"https://example.test/{name}" for name in "abcdef"
+    )
+
+
+def test_balanced_parentheses_stay_in_a_link() -> None:
+    body = "Read https://example.test/wiki/Foo_(bar)."
+    assert parse(text_message(body).as_bytes()).links == ("https://example.test/wiki/Foo_(bar)",)
+
+
+def test_html_links_have_entities_decoded() -> None:
+    raw = lines(
+        "Content-Type: text/html",
+        "",
+        '<a href="https://example.test/?a=1&amp;b=2">x</a>'
+        "<map><area href='https://example.test/area'></map>",
+    )
+    assert parse(raw).links == ("https://example.test/?a=1&b=2", "https://example.test/area")
+
+
+def test_only_http_and_https_links_are_kept() -> None:
+    raw = lines(
+        "Content-Type: text/html",
+        "",
+        '<a href="mailto:a@example.test">m</a><a href="javascript:alert(1)">j</a>'
+        '<a href="ftp://example.test/f">f</a><a href="/relative">r</a><a href="#top">t</a>'
+        '<a href="HTTP://EXAMPLE.TEST/upper">u</a><a>no href</a>',
+    )
+    assert parse(raw).links == ("HTTP://EXAMPLE.TEST/upper",)
+
+
+def test_whitespace_around_and_inside_an_href_is_dropped() -> None:
+    raw = lines("Content-Type: text/html", "", '<a href="\n  https://x.test/wra\r\npped  ">w</a>')
+    assert parse(raw).links == ("https://x.test/wrapped",)
+
+
+def test_links_are_deduplicated_in_order_text_first() -> None:
+    message = text_message("https://example.test/1 https://example.test/2 https://example.test/1")
+    message.add_alternative(
+        '<a href="https://example.test/2">2</a><a href="https://example.test/3">3</a>',
+        subtype="html",
+    )
+    assert parse(message.as_bytes()).links == (
+        "https://example.test/1",
+        "https://example.test/2",
+        "https://example.test/3",
+    )
+
+
+def test_links_in_html_comments_and_scripts_are_ignored() -> None:
+    raw = lines(
+        "Content-Type: text/html",
+        "",
+        '<!-- <a href="https://example.test/comment">c</a> -->'
+        "<script>document.write('<a href=\"https://example.test/script\">')</script>"
+        '<a href="https://example.test/real">r</a>',
+    )
+    assert parse(raw).links == ("https://example.test/real",)
+
+
+def test_broken_html_still_gives_its_links() -> None:
+    raw = lines(
+        "Content-Type: text/html",
+        "",
+        '<a href="https://example.test/ok">ok</a><a href="https://example.test/broken',
+        "<![if foo <p>unclosed",
+    )
+    assert parse(raw).links == ("https://example.test/ok",)
+
+
+# --- codes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "codes"),
+    [
+        ("Your code is 123456", ("123456",)),
+        ("Code: AB12CD", ("AB12CD",)),
+        ("PIN: 4821.", ("4821",)),
+        ("G-123456 is your verification code", ("123456",)),
+        ("Use 12345678 or X7Y8Z9W0", ("12345678", "X7Y8Z9W0")),
+        ("(123456) then 123456 again", ("123456",)),
+    ],
+)
+def test_codes_are_found(body: str, codes: tuple[str, ...]) -> None:
+    assert parse(text_message(body).as_bytes()).codes == codes
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "HELLO",
+        "123",
+        "2026-11-22",
+        "https://x.test/reset/987654",
+        "see x.test/reset/987654",
+        "mail user123456@example.test",
+        "pi is 3.14159",
+        "1,000,000 people",
+        "at 12:30:45",
+        "call 555-123-4567",
+        "123456789 has nine digits",
+        "abc123456 touches letters",
+        "lowercase ab12cd",
+        "AB12C is too short",
+        "ORDER-AB12CD is an identifier",
+        "on 11/22/2026",
+        "© 2026 Example Inc.",
+        "(c) 2020 \u2013 2026 Example Inc.",
+        "Sent on Nov 22, 2026",
+        "Sent on 22 November 2026",
+        "costs $1234",
+    ],
+)
+def test_non_codes_are_not_found(body: str) -> None:
+    assert parse(text_message(body).as_bytes()).codes == ()
+
+
+def test_subject_codes_come_before_body_codes() -> None:
+    raw = text_message("body has 222222", Subject="subject has 111111").as_bytes()
+    assert parse(raw).codes == ("111111", "222222")
+
+
+def test_codes_come_from_visible_html_without_a_text_part() -> None:
+    raw = lines(
+        "Content-Type: text/html",
+        "",
+        "<html><head><title>Code 111111</title><style>.a{width:222222px}</style></head>"
+        "<body><p>Your code:</p><table><tr><td>1234</td><td>5678</td></tr></table>"
+        "<p><b>834201</b></p><script>var x = 333333;</script></body></html>",
+    )
+    assert parse(raw).codes == ("1234", "5678", "834201")
+
+
+def test_html_text_keeps_stray_brackets_and_decodes_entities() -> None:
+    raw = lines("Content-Type: text/html", "", "<p>if a < b:</p><p>code&nbsp;<i>A1B2C3</i></p>")
+    assert parse(raw).codes == ("A1B2C3",)
+
+
+def test_codes_ignore_html_when_there_is_a_text_part() -> None:
+    message = text_message("No code here.\n")
+    message.add_alternative("<p>123456</p>", subtype="html")
+    assert parse(message.as_bytes()).codes == ()
+
+
+# --- robustness ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"\r\n",
+        b"\x00\xff\xfe\x80",
+        b":",
+        b"no header separator at all",
+        b"Subject: only headers",
+        b'Content-Type: multipart/mixed; boundary=""\r\n\r\n--\r\n--\r\n',
+        b'Content-Type: text/plain; charset="a\x00b"\r\n\r\ncaf\xe9',
+        b"Content-Type: text/plain; charset=\xff\r\n\r\ncaf\xe9",
+        b"Content-Type: message/rfc822\r\n\r\nnot a message",
+        b"Content-Type: /\r\nContent-Disposition: ;;;=\r\n\r\nx",
+        b"Content-Transfer-Encoding: x-uuencode\r\n\r\nbegin 644 x\r\n!!!\r\nend\r\n",
+        b"From: =?utf-8?b?\xff\xfe?= <\xff@\xfe>\r\nTo: <<<>>>,,,;;;:::\r\n\r\n",
+        b"Subject: " + b"=?utf-8?q?a?=" * 2000 + b"\r\n\r\n",
+        b"Content-Type: text/html\r\n\r\n<a href='\xff'>&#xd800;&#0;<![CDATA[",
+    ],
+)
+def test_malformed_message_does_not_raise(raw: bytes) -> None:
+    parse(raw)
+
+
+@pytest.mark.parametrize("markup", ['<a "x', "<a href=x ", '<p class="', "<!--", "<"])
+def test_broken_html_is_read_in_linear_time(markup: str) -> None:
+    # html.parser alone needs about a minute for 20,000 unclosed "<a" tags.
+    raw = lines("Content-Type: text/html", "", markup * 20_000 + '<a href="https://x.test/">')
+    started = time.perf_counter()
+    parse(raw)
+    assert time.perf_counter() - started < 5
+
+
+def test_mutated_messages_never_raise() -> None:
+    message = text_message("Hi https://example.test/a 654321\n", Subject="Grüße 123456")
+    message.add_alternative("<p><a href='https://example.test/b?c=1&amp;d=2'>b</a></p>", "html")
+    message.add_attachment(b"\x00" * 64, maintype="application", subtype="pdf", filename="é.pdf")
+    message.add_attachment(text_message())
+    seed = message.as_bytes()
+    noise = [b"=?", b"?=", b'"', b"<", b">", b",", b";", b"\r\n", b"\r\n ", b"\xff", b"\xc3", b"--"]
+    rng = random.Random(20261122)
+    for _ in range(300):
+        raw = bytearray(seed)
+        for _ in range(rng.randint(1, 8)):
+            position = rng.randrange(len(raw) + 1)
+            if rng.random() < 0.5:
+                raw[position:position] = rng.choice(noise)
+            else:
+                del raw[position : position + rng.randint(1, 20)]
+        parsed = parse(bytes(raw))
+        for attachment in parsed.attachments:
+            assert attachment_payload(bytes(raw), attachment.index)[0] == attachment
