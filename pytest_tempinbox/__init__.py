@@ -1,11 +1,12 @@
 """Disposable email inboxes for pytest: an in-process SMTP server with an HTTP API.
 
 Importing the package is cheap: the server (and with it aiosmtpd, Starlette and
-uvicorn) is imported only when :class:`InboxServer` is first used.
+uvicorn) and the client (and requests) are imported when first used.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -16,11 +17,14 @@ from .errors import (
     MessageNotFound,
     PayloadTooLarge,
     ServerStartError,
+    ServerUnavailable,
     TempInboxError,
+    WaitTimeout,
 )
 from .models import Address, Attachment, Envelope, Message
 
 if TYPE_CHECKING:
+    from .client import Inbox, TempInboxClient
     from .server import InboxServer
 
 __version__ = "0.1.0"
@@ -30,6 +34,7 @@ __all__ = [
     "Attachment",
     "AttachmentNotFound",
     "Envelope",
+    "Inbox",
     "InboxNotFound",
     "InboxServer",
     "InvalidAddress",
@@ -38,15 +43,21 @@ __all__ = [
     "MessageNotFound",
     "PayloadTooLarge",
     "ServerStartError",
+    "ServerUnavailable",
+    "TempInboxClient",
     "TempInboxError",
+    "WaitTimeout",
     "__version__",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # PEP 562: keep `import pytest_tempinbox` free of the server's heavy imports.
-    if name == "InboxServer":
-        from .server import InboxServer
+_LAZY = {"Inbox": "client", "TempInboxClient": "client", "InboxServer": "server"}
 
-        return InboxServer
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: keep `import pytest_tempinbox` free of the heavy imports (aiosmtpd,
+    # Starlette and uvicorn for the server, requests for the client) until used.
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

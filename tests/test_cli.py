@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import smtplib
 import socket
@@ -17,46 +15,7 @@ import requests
 
 from pytest_tempinbox._cli import main
 
-from .helpers import CLIENT_NAME, make_message
-
-STARTUP_TIMEOUT = 30
-
-
-class Standalone:
-    """A ``python -m pytest_tempinbox`` subprocess and the addresses it printed."""
-
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pytest_tempinbox", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.lines: list[str] = []
-
-    def read_addresses(self) -> tuple[str, int, str]:
-        """Wait for the two address lines; return SMTP host, SMTP port and the API URL."""
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while len(self.lines) < 2 and time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.lines.append(line)
-        text = "".join(self.lines)
-        smtp = re.search(r"smtp://([\d.]+):(\d+)", text)
-        api = re.search(r"(http://[\d.]+:\d+/api)", text)
-        assert smtp, f"no SMTP address line in {text!r}"
-        assert api, f"no API URL line in {text!r}"
-        return smtp.group(1), int(smtp.group(2)), api.group(1)
-
-    def stop(self, sig: int) -> tuple[int, float, str]:
-        """Send ``sig``; return the exit status, the seconds it took and stderr."""
-        started = time.monotonic()
-        self.process.send_signal(sig)
-        _, stderr = self.process.communicate(timeout=20)
-        return self.process.returncode, time.monotonic() - started, stderr
+from .helpers import CLIENT_NAME, Standalone, make_message
 
 
 @pytest.fixture

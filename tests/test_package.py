@@ -16,7 +16,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         if not name.startswith("_") and not inspect.ismodule(value)
     }
     public -= {"annotations", "TYPE_CHECKING", "Any"}  # the module's own imports
-    public |= {"InboxServer", "__version__"}  # InboxServer loads lazily
+    public |= {"Inbox", "InboxServer", "TempInboxClient", "__version__"}  # loaded lazily
     assert pytest_tempinbox.__all__ == sorted(public)
     for name in pytest_tempinbox.__all__:
         assert getattr(pytest_tempinbox, name) is not None
@@ -34,7 +34,10 @@ def test_importing_the_package_does_not_import_the_server_stack() -> None:
     assert result.stdout.strip() == ""
 
 
-def test_the_server_class_loads_on_first_use() -> None:
+def test_the_server_and_client_load_on_first_use() -> None:
+    from pytest_tempinbox.client import Inbox, TempInboxClient
     from pytest_tempinbox.server import InboxServer
 
     assert pytest_tempinbox.InboxServer is InboxServer
+    assert pytest_tempinbox.TempInboxClient is TempInboxClient
+    assert pytest_tempinbox.Inbox is Inbox

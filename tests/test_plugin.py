@@ -1,0 +1,284 @@
+"""The pytest plugin as users meet it: a user's test file run by pytester."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+import requests
+
+from pytest_tempinbox.server import InboxServer
+
+from .helpers import Standalone
+
+SIGNUP_TEST = """
+import smtplib
+from email.message import EmailMessage
+
+def send_welcome(host, port, to):
+    message = EmailMessage()
+    message["From"] = "app@example.com"
+    message["To"] = to
+    message["Subject"] = "Welcome aboard"
+    message.set_content("Confirm at https://app.test/confirm/abc - code 482913")
+    with smtplib.SMTP(host, port, local_hostname="client.test") as smtp:
+        smtp.send_message(message)
+
+def test_signup(tempinbox, tempinbox_server):
+    send_welcome(tempinbox_server.smtp_host, tempinbox_server.smtp_port, tempinbox.address)
+    message = tempinbox.wait_for_message(subject="Welcome", timeout=10)
+    assert message.links == ("https://app.test/confirm/abc",)
+    assert message.codes == ("482913",)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_a_user_test_receives_real_mail(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SIGNUP_TEST)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_options_are_in_a_tempinbox_help_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["disposable email inboxes (pytest-tempinbox):"])
+    for flag in ("--tempinbox-port", "--tempinbox-smtp-port", "--tempinbox-host"):
+        result.stdout.fnmatch_lines([f"*{flag}*"])
+    result.stdout.fnmatch_lines(["*--tempinbox-domain*", "*--tempinbox-url*", "*TEMPINBOX_URL*"])
+    result.stdout.fnmatch_lines(["*tempinbox_url (string)*"])
+
+
+def test_fixtures_are_documented(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--fixtures")
+    result.stdout.fnmatch_lines(
+        [
+            "tempinbox_server *session*",
+            "*disposable inbox server of this test session*",
+            "tempinbox_client *session*",
+            "tempinbox_factory *",
+            "tempinbox *",
+            "*brand new disposable inbox for this test*",
+        ]
+    )
+
+
+def test_the_plugin_can_be_disabled(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("-p", "no:tempinbox", "--fixtures")
+    assert "tempinbox_server" not in result.stdout.str()
+
+
+def test_factory_makes_several_inboxes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_several(tempinbox_factory, tempinbox):
+            first = tempinbox_factory(prefix="alice")
+            second = tempinbox_factory()
+            assert first.address.startswith("alice-")
+            assert len({first.address, second.address, tempinbox.address}) == 3
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_domain_comes_from_the_command_line_before_the_ini_file(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\ntempinbox_domain = ini.test\n")
+    pytester.makepyfile(
+        """
+        import os
+
+        def test_domain(tempinbox):
+            assert tempinbox.address.endswith("@" + os.environ["EXPECTED_DOMAIN"])
+        """
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPECTED_DOMAIN", "ini.test")
+        pytester.runpytest().assert_outcomes(passed=1)
+        patch.setenv("EXPECTED_DOMAIN", "cli.test")
+        pytester.runpytest("--tempinbox-domain", "cli.test").assert_outcomes(passed=1)
+
+
+def test_ports_and_host_can_be_fixed(pytester: pytest.Pytester) -> None:
+    api_port, smtp_port = free_port(), free_port()
+    pytester.makeini(f"[pytest]\ntempinbox_port = {api_port}\ntempinbox_host = 127.0.0.1\n")
+    pytester.makepyfile(
+        f"""
+        def test_ports(tempinbox_server):
+            assert tempinbox_server.api_url == "http://127.0.0.1:{api_port}/api"
+            assert tempinbox_server.smtp_port == {smtp_port}
+        """
+    )
+    result = pytester.runpytest("--tempinbox-smtp-port", str(smtp_port))
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tempinbox-port", "http"], "*--tempinbox-port: 'http' is not a port number*"),
+        (["--tempinbox-smtp-port", "70000"], "*--tempinbox-smtp-port: '70000' is not a port*"),
+        (
+            ["--tempinbox-url", "http://127.0.0.1:9/api"],
+            "*--tempinbox-url: http://127.0.0.1:9/api*",
+        ),
+    ],
+)
+def test_bad_settings_are_usage_errors(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message.lstrip('*')}"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_a_taken_port_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        pytester.makepyfile("def test_uses(tempinbox): pass")
+        result = pytester.runpytest("--tempinbox-smtp-port", str(port))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*cannot listen for SMTP on 127.0.0.1:{port}*in use*"])
+
+
+def test_a_failing_test_reports_the_mail_it_received(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import smtplib
+
+        def test_expects_welcome(tempinbox, tempinbox_factory, tempinbox_server):
+            other = tempinbox_factory(prefix="other")
+            with smtplib.SMTP(tempinbox_server.smtp_host, tempinbox_server.smtp_port,
+                              local_hostname="client.test") as smtp:
+                raw = b"From: Shop <shop@example.com>\\r\\nSubject: Your receipt\\r\\n\\r\\nx"
+                smtp.sendmail("shop@example.com", [tempinbox.address], raw)
+            tempinbox.wait_for_message(subject="Welcome", timeout=0.2)
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*WaitTimeout: no message with subject containing 'Welcome' arrived at *",
+            "*the inbox received 1 message(s):",
+            "*- tempinbox -*",
+            "*@tempinbox.test: 1 message(s)",
+            "*from Shop <shop@example.com>: 'Your receipt'",
+            "other-*@tempinbox.test: 0 message(s)",
+        ]
+    )
+
+
+def test_a_passing_test_has_no_mail_section(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SIGNUP_TEST)
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=1)
+    assert "- tempinbox -" not in result.stdout.str()
+
+
+def test_remote_mode_uses_the_running_server_and_deletes_at_teardown(
+    pytester: pytest.Pytester, server: InboxServer, http: requests.Session, tmp_path: Path
+) -> None:
+    record = tmp_path / "addresses.txt"
+    pytester.makepyfile(
+        SIGNUP_TEST
+        + f"""
+
+def test_records(tempinbox, tempinbox_factory, tempinbox_server):
+    assert tempinbox_server.api_url == {server.api_url!r}
+    assert tempinbox_server.smtp_port == {server.smtp_port}
+    extra = tempinbox_factory()
+    with open({str(record)!r}, "a") as out:
+        out.write(tempinbox.address + "\\n" + extra.address + "\\n")
+"""
+    )
+    pytester.runpytest("--tempinbox-url", server.api_url).assert_outcomes(passed=2)
+    addresses = record.read_text().split()
+    assert len(addresses) == 2
+    for address in addresses:
+        assert http.get(f"{server.api_url}/messages/{address}").status_code == 404
+
+
+def test_the_url_comes_from_the_environment_before_the_ini_file(
+    pytester: pytest.Pytester, server: InboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeini("[pytest]\ntempinbox_url = http://127.0.0.1:9/api\n")
+    pytester.makepyfile(SIGNUP_TEST)
+    monkeypatch.setenv("TEMPINBOX_URL", server.api_url)
+    pytester.runpytest().assert_outcomes(passed=1)
+    monkeypatch.setenv("TEMPINBOX_URL", "http://127.0.0.1:9/api")
+    result = pytester.runpytest("--tempinbox-url", server.api_url)
+    result.assert_outcomes(passed=1)
+
+
+def test_unused_plugin_imports_no_server_and_starts_no_thread(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import sys
+        import threading
+
+        def test_plain():
+            assert 1 + 1 == 2
+
+        def test_nothing_heavy_was_loaded():
+            heavy = {"aiosmtpd", "starlette", "uvicorn", "requests", "pytest_tempinbox.server"}
+            assert heavy & set(sys.modules) == set()
+            assert threading.active_count() == 1
+            assert "pytest_tempinbox.plugin" in sys.modules
+        """
+    )
+    pytester.runpytest_subprocess("-p", "no:xdist").assert_outcomes(passed=2)
+
+
+XDIST_TEST = """
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(6))
+def test_signup_under_xdist(tempinbox, tempinbox_server, n):
+    send_welcome(tempinbox_server.smtp_host, tempinbox_server.smtp_port, tempinbox.address)
+    assert tempinbox.wait_for_message(subject="Welcome").to[0].email == tempinbox.address
+    assert len(tempinbox.messages()) == 1
+    with open(os.environ["RECORD"], "a") as out:
+        out.write(os.environ["PYTEST_XDIST_WORKER"] + " " + tempinbox_server.api_url + "\\n")
+"""
+
+
+def test_xdist_workers_share_one_server(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    record = tmp_path / "record.txt"
+    pytester.makepyfile(SIGNUP_TEST + XDIST_TEST)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RECORD", str(record))
+        result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=7)
+    lines = record.read_text().split("\n")[:-1]
+    assert len(lines) == 6
+    assert len({line.split()[0] for line in lines}) == 2  # both workers ran tests
+    assert len({line.split()[1] for line in lines}) == 1  # and used the same server
+
+
+def test_xdist_against_a_standalone_server(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    standalone = Standalone("--smtp-port", "0", "--api-port", "0")
+    try:
+        _, _, api_url = standalone.read_addresses()
+        record = tmp_path / "record.txt"
+        pytester.makepyfile(SIGNUP_TEST + XDIST_TEST)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("RECORD", str(record))
+            result = pytester.runpytest_subprocess("-n", "2", "--tempinbox-url", api_url)
+        result.assert_outcomes(passed=7)
+        assert {line.split()[1] for line in record.read_text().split("\n")[:-1]} == {api_url}
+    finally:
+        status, _, stderr = standalone.stop(signal.SIGTERM)
+    assert status == 0, stderr
