@@ -1,48 +1,89 @@
 """A typed Python client for the HTTP API, and the inbox handle tests use.
 
-The only module that imports requests. It knows nothing of the server beyond
-its API URL, so it works against any server of this package, in the same
-process or remote. Every failure becomes one of the package's exceptions, never
-a bare ``requests`` one.
+The only module that imports requests, and only when it speaks HTTP. It knows
+nothing of the server beyond its API URL, so it works against any server of this
+package, in the same process or remote. Every failure becomes one of the
+package's exceptions, never a bare ``requests`` one.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-import requests
 
 from .errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError, WaitTimeout
 from .models import Message
+from .transport import Answer, Transport
 
-__all__ = ["Inbox", "TempInboxClient", "describe"]
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["HTTPTransport", "Inbox", "TempInboxClient", "describe"]
 
 MAX_WAIT = 60.0  # the longest long-poll the server accepts
 # Extra time for the HTTP answer of a long-poll to come back, past its wait.
 _NETWORK_MARGIN = 10.0
 
 
-class TempInboxClient:
-    """Speaks the HTTP API of a pytest-tempinbox server at ``api_url`` (ending in ``/api``).
+class HTTPTransport:
+    """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`."""
 
-    One pooled :class:`requests.Session` carries every call. ``timeout`` bounds
-    each call that does not long-poll. Use it as a context manager, or call
-    :meth:`close`, to release its connections.
-    """
+    def __init__(self, api_url: str, session: requests.Session | None = None) -> None:
+        import requests  # here, so that the in-process transport never pays for it
 
-    def __init__(
-        self, api_url: str, *, timeout: float = 30.0, session: requests.Session | None = None
-    ) -> None:
+        self._requests = requests
         self.api_url = api_url.rstrip("/")
-        self.timeout = timeout
         self.session = session or requests.Session()
         if session is None and _is_loopback_url(self.api_url):
             # Proxies and .netrc never apply to loopback, and looking them up costs time.
             self.session.trust_env = False
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float,
+    ) -> Answer:
+        """Send the request; raise :class:`ServerUnavailable` when there is no answer."""
+        url = self.api_url + path
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        try:
+            response = self.session.request(
+                method, url, params=params, data=body, headers=headers, timeout=timeout
+            )
+        except self._requests.RequestException as exc:
+            raise ServerUnavailable(f"{method} {url} failed: {exc}") from exc
+        content_type = response.headers.get("content-type", "").split(";")[0].strip()
+        return Answer(response.status_code, content_type, response.content)
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self.session.close()
+
+
+class TempInboxClient:
+    """Speaks the HTTP API of a pytest-tempinbox server at ``api_url`` (ending in ``/api``).
+
+    Requests go over HTTP through one pooled :class:`requests.Session`, unless a
+    ``transport`` is given (the plugin passes a
+    :class:`~pytest_tempinbox.transport.LocalTransport` when the server runs in the
+    same process). ``timeout`` bounds each call that does not long-poll. Use it as
+    a context manager, or call :meth:`close`, to release its connections.
+    """
+
+    def __init__(
+        self, api_url: str, *, timeout: float = 30.0, transport: Transport | None = None
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.timeout = timeout
+        self.transport = transport or HTTPTransport(self.api_url)
 
     def info(self) -> dict[str, Any]:
         """Return ``GET /api/info``: the version, the SMTP listener, domains and limits."""
@@ -51,8 +92,9 @@ class TempInboxClient:
 
     def generate(self, prefix: str | None = None, domain: str | None = None) -> Inbox:
         """Create an inbox at a brand new address and return its handle."""
-        body = {key: value for key, value in (("prefix", prefix), ("domain", domain)) if value}
-        data = self._call("POST", "/generate", json=body).json()
+        options = {key: value for key, value in (("prefix", prefix), ("domain", domain)) if value}
+        body = json.dumps(options).encode() if options else None
+        data = self._call("POST", "/generate", body=body).json()
         return Inbox(data["email"], self)
 
     def messages(
@@ -70,13 +112,13 @@ class TempInboxClient:
         if wait:
             params["wait"] = f"{wait:.3f}"
             timeout = wait + _NETWORK_MARGIN
-        response = self._call("GET", f"/messages/{_quote(email)}", params=params, timeout=timeout)
-        return [Message.from_json(item, source=self) for item in response.json()]
+        answer = self._call("GET", f"/messages/{_quote(email)}", params=params, timeout=timeout)
+        return [Message.from_json(item, source=self) for item in answer.json()]
 
     def message(self, email: str, id: str) -> Message:
         """Return one message of the inbox."""
-        response = self._call("GET", f"/messages/{_quote(email)}/{_quote(id)}")
-        return Message.from_json(response.json(), source=self)
+        answer = self._call("GET", f"/messages/{_quote(email)}/{_quote(id)}")
+        return Message.from_json(answer.json(), source=self)
 
     def raw(self, email: str, id: str) -> bytes:
         """Return a message exactly as the server received it."""
@@ -93,8 +135,8 @@ class TempInboxClient:
         return purged
 
     def close(self) -> None:
-        """Close the pooled connections."""
-        self.session.close()
+        """Release the transport's connections."""
+        self.transport.close()
 
     def __enter__(self) -> TempInboxClient:
         return self
@@ -106,28 +148,31 @@ class TempInboxClient:
         return f"<TempInboxClient {self.api_url}>"
 
     def _call(
-        self, method: str, path: str, *, timeout: float | None = None, **options: Any
-    ) -> requests.Response:
-        url = self.api_url + path
-        try:
-            response = self.session.request(method, url, timeout=timeout or self.timeout, **options)
-        except requests.RequestException as exc:
-            raise ServerUnavailable(f"{method} {url} failed: {exc}") from exc
-        if response.status_code >= 400:
-            raise _error_from(response, f"{method} {url}")
-        return response
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float | None = None,
+    ) -> Answer:
+        answer = self.transport.request(
+            method, path, params=params, body=body, timeout=timeout or self.timeout
+        )
+        if answer.status >= 400:
+            raise _error_from(answer, f"{method} {self.api_url}{path}")
+        return answer
 
 
-def _error_from(response: requests.Response, request: str) -> TempInboxError:
+def _error_from(answer: Answer, request: str) -> TempInboxError:
     try:
-        problem = response.json()
+        problem = answer.json()
         code, detail = problem["code"], problem["detail"]
     except (ValueError, KeyError, TypeError):
-        return ServerUnavailable(
-            f"{request} answered {response.status_code}: {response.text[:200]}"
-        )
+        text = answer.content[:200].decode("utf-8", "replace")
+        return ServerUnavailable(f"{request} answered {answer.status}: {text}")
     error = ERRORS_BY_CODE.get(code, TempInboxError)(detail)
-    error.status = response.status_code
+    error.status = answer.status
     return error
 
 

@@ -253,11 +253,16 @@ def tempinbox_server(request: pytest.FixtureRequest) -> Iterator[TempInboxServer
 
 
 @pytest.fixture(scope="session")
-def tempinbox_client(tempinbox_server: TempInboxServer) -> Iterator[TempInboxClient]:
+def tempinbox_client(
+    request: pytest.FixtureRequest, tempinbox_server: TempInboxServer
+) -> Iterator[TempInboxClient]:
     """A client of the session's server: ``generate``, ``messages``, ``message``, ``delete``."""
     from .client import TempInboxClient
 
-    with TempInboxClient(tempinbox_server.api_url) as client:
+    local = request.config.stash[_SERVERS].local
+    # In the same process: the same API app, called on the server's loop, no HTTP.
+    transport = local.local_transport() if local is tempinbox_server else None
+    with TempInboxClient(tempinbox_server.api_url, transport=transport) as client:
         yield client
 
 

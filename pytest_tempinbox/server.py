@@ -15,6 +15,7 @@ import socket
 import threading
 from collections.abc import Iterable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -22,6 +23,10 @@ from .api import ApiSettings, create_app
 from .errors import ServerStartError
 from .smtp import DEFAULT_MESSAGE_SIZE_LIMIT, SMTPService
 from .store import DEFAULT_DOMAIN, Store
+from .transport import LocalTransport
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 __all__ = ["InboxServer", "is_loopback"]
 
@@ -103,6 +108,7 @@ class InboxServer:
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._app: Starlette | None = None
 
     @property
     def smtp_host(self) -> str:
@@ -133,6 +139,16 @@ class InboxServer:
     def running(self) -> bool:
         """Tell whether the server thread is serving."""
         return self._thread is not None and self._thread.is_alive()
+
+    def local_transport(self) -> LocalTransport:
+        """A transport for :class:`~pytest_tempinbox.client.TempInboxClient` that skips the network.
+
+        It hands each request to the same app on the server's loop, so answers are
+        exactly those of HTTP. Only for use in this process, while the server runs.
+        """
+        if self._app is None or self._loop is None or not self.running:
+            raise RuntimeError("the server is not running")
+        return LocalTransport(self._app, self._loop, self.api_url)
 
     def start(self) -> None:
         """Bind both ports and start serving; return once both accept connections.
@@ -216,9 +232,11 @@ class InboxServer:
             smtp_port=self.smtp_port,
             message_size_limit=self.message_size_limit,
         )
+        self._app = create_app(self.store, settings)
         config = uvicorn.Config(
-            create_app(self.store, settings),
+            self._app,
             lifespan="off",
+            proxy_headers=False,  # nothing stands in front: X-Forwarded-* is not to be trusted
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=2,

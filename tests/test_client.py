@@ -27,9 +27,11 @@ from pytest_tempinbox.server import InboxServer
 from .helpers import make_message, send
 
 
-@pytest.fixture(scope="module")
-def client(server: InboxServer) -> Iterator[TempInboxClient]:
-    with TempInboxClient(server.api_url) as client:
+@pytest.fixture(scope="module", params=["http", "local"])
+def client(request: pytest.FixtureRequest, server: InboxServer) -> Iterator[TempInboxClient]:
+    """The client over HTTP, and over the in-process transport: both must behave alike."""
+    transport = server.local_transport() if request.param == "local" else None
+    with TempInboxClient(server.api_url, transport=transport) as client:
         yield client
 
 
