@@ -10,11 +10,18 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 from . import __version__
 from .errors import ServerStartError
+from .limits import (
+    LIMIT_SETTINGS,
+    STANDALONE_INBOX_TTL,
+    LimitSetting,
+    format_limit,
+    parse_limit,
+)
 from .store import DEFAULT_DOMAIN
 
 __all__ = ["main"]
@@ -63,8 +70,38 @@ def _parser() -> argparse.ArgumentParser:
         "--hostname",
         help="name the SMTP server gives in its greeting (default: the first domain)",
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="NAME",
+        default=[],
+        help="a host name the API answers to besides the bound address and localhost, "
+        "when bound to loopback (a defence against DNS rebinding); repeat for several",
+    )
+    limits = parser.add_argument_group("limits", "docs/limits.md says what a client sees at each")
+    for setting in LIMIT_SETTINGS:
+        default = STANDALONE_INBOX_TTL if setting.name == "inbox_ttl" else setting.default
+        limits.add_argument(
+            f"--{setting.flag}",
+            dest=setting.name,
+            type=_limit(setting),
+            default=default,
+            metavar="N",
+            help=f"{setting.help} (default: {format_limit(default)})",
+        )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
+
+
+def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
+    def parse(text: str) -> float | None:
+        try:
+            return parse_limit(setting, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,12 +110,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported here so that --help and argument errors answer at once.
     from .server import InboxServer, is_loopback
 
+    limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
     server = InboxServer(
         host=options.host,
         smtp_port=options.smtp_port,
         api_port=options.api_port,
         domains=options.domains or [DEFAULT_DOMAIN],
         hostname=options.hostname,
+        allowed_hosts=options.allowed_hosts,
+        **limits,
     )
     if not is_loopback(options.host):
         print(

@@ -8,11 +8,12 @@ never causes a 500.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
@@ -22,32 +23,52 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
 from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
 from .models import format_timestamp
 from .openapi import openapi_document
 from .parsing import attachment_payload
-from .store import Store
+from .store import Store, StoredMessage
 
-__all__ = ["MAX_REQUEST_BODY", "MAX_WAIT", "ApiSettings", "create_app"]
+__all__ = [
+    "MAX_HEADER_BYTES",
+    "MAX_REQUEST_BODY",
+    "MAX_TARGET_BYTES",
+    "MAX_WAIT",
+    "ApiSettings",
+    "RequestGuard",
+    "create_app",
+]
 
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_BODY = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_TARGET_BYTES = 16 * 1024
 MAX_WAIT = 60.0
-_GENERATE_KEYS = frozenset({"prefix", "domain"})
+_GENERATE_KEYS = ("domain", "prefix", "ttl")
+# Parsing more raw bytes than this at once moves to a worker thread, so that no
+# message can hold up the event loop (and with it SMTP) while it is parsed.
+_INLINE_PARSE_BYTES = 256 * 1024
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
 _COMMON_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
 @dataclass(frozen=True)
 class ApiSettings:
-    """What ``GET /api/info`` reports about the server around the app."""
+    """What the app needs to know of the server around it.
+
+    ``smtp_host``, ``smtp_port`` and ``limits`` are reported by ``GET /api/info``.
+    ``allowed_hosts``, when not None, are the only host names a request's ``Host``
+    header may carry (a defence against DNS rebinding for loopback servers).
+    """
 
     smtp_host: str
     smtp_port: int
-    message_size_limit: int
+    limits: Mapping[str, float | None] = field(default_factory=dict)
+    allowed_hosts: frozenset[str] | None = None
 
 
 class JSONBytesResponse(Response):
@@ -76,7 +97,10 @@ def problem(
 
 
 def _encode(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from the request: escape it
+        return json.dumps(data, separators=(",", ":")).encode("ascii")
 
 
 def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
@@ -93,8 +117,8 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
     """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
 
     async def generate(request: Request) -> Response:
-        options = _generate_options(await _read_body(request))
-        inbox = store.generate(**options)
+        prefix, domain, ttl = _generate_options(await _read_body(request))
+        inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl)
         path = _messages_path(inbox.address)
         return _json(
             {
@@ -112,11 +136,13 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         found = await store.wait(
             request.path_params["email"], after=request.query_params.get("after"), timeout=wait
         )
+        await _parse_all(found)
         body = b"[" + b",".join(message.json for message in found) + b"]"
         return JSONBytesResponse(body, headers=_COMMON_HEADERS)
 
     async def message(request: Request) -> Response:
         found = store.message(request.path_params["email"], request.path_params["id"])
+        await _parse_all([found])
         return JSONBytesResponse(found.json, headers=_COMMON_HEADERS)
 
     async def raw(request: Request) -> Response:
@@ -143,11 +169,8 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
                 "version": __version__,
                 "smtp": {"host": settings.smtp_host, "port": settings.smtp_port},
                 "domains": list(store.domains),
-                "limits": {
-                    "message_size": settings.message_size_limit,
-                    "request_body": MAX_REQUEST_BODY,
-                    "wait": MAX_WAIT,
-                },
+                "limits": {**settings.limits, "request_body": MAX_REQUEST_BODY, "wait": MAX_WAIT},
+                "stats": store.stats(),
             }
         )
 
@@ -174,7 +197,63 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
     )
     # A trailing slash is another path (404), not a redirect to this one.
     app.router.redirect_slashes = False
+    app.add_middleware(RequestGuard, allowed=settings.allowed_hosts)
     return app
+
+
+class RequestGuard:
+    """Checks each request's head before the app sees it.
+
+    - A head over 16 KiB of headers answers 431 ``header_too_large``, and a path
+      and query over 16 KiB answer 414 ``uri_too_long`` (h11 only limits a head
+      that arrives in pieces).
+    - With ``allowed`` host names, a ``Host`` header naming another site answers
+      421 ``host_not_allowed``: a web page can make the browser resolve its own
+      domain to 127.0.0.1 (DNS rebinding) and read the answers, but its requests
+      then carry its own host name. Requests without a Host header pass.
+    """
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str] | None) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the head of an HTTP request, then pass it on."""
+        if scope["type"] == "http":
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        headers = scope["headers"]
+        if sum(len(name) + len(value) + 4 for name, value in headers) > MAX_HEADER_BYTES:
+            return problem(431, "header_too_large", f"headers may hold {MAX_HEADER_BYTES} bytes")
+        target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+        if target > MAX_TARGET_BYTES:
+            return problem(414, "uri_too_long", f"path and query may hold {MAX_TARGET_BYTES} bytes")
+        if self.allowed is None:
+            return None
+        host = next((value for name, value in headers if name == b"host"), None)
+        if host is None or _host_name(host) in self.allowed:
+            return None
+        name = host.decode("latin-1")[:100]
+        return problem(421, "host_not_allowed", f"this server does not answer for host {name!r}")
+
+
+def _host_name(host: bytes) -> str:
+    text = host.decode("latin-1").strip().lower()
+    if text.startswith("["):  # [::1]:8025
+        return text[: text.find("]") + 1]
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+
+
+async def _parse_all(messages: list[StoredMessage]) -> None:
+    unparsed = [message for message in messages if not message.is_parsed]
+    if sum(len(message.raw) for message in unparsed) > _INLINE_PARSE_BYTES:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: [message.json for message in unparsed])
 
 
 async def _read_body(request: Request) -> bytes:
@@ -189,22 +268,27 @@ async def _read_body(request: Request) -> bytes:
     return bytes(body)
 
 
-def _generate_options(body: bytes) -> dict[str, str]:
+def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
     if not body.strip():
-        return {}
+        return None, None, None
     try:
         options = json.loads(body)
     except (ValueError, RecursionError):
         raise InvalidRequest("the request body is not JSON") from None
     if not isinstance(options, dict):
         raise InvalidRequest("the request body must be a JSON object")
-    unknown = sorted(set(options) - _GENERATE_KEYS)
+    unknown = sorted(set(options) - set(_GENERATE_KEYS))
     if unknown:
-        raise InvalidRequest(f"unknown field(s): {', '.join(unknown)}; known: domain, prefix")
-    for key, value in options.items():
-        if not isinstance(value, str):
+        known = ", ".join(_GENERATE_KEYS)
+        named = ", ".join(repr(key)[:40] for key in unknown[:5])
+        raise InvalidRequest(f"unknown field(s): {named}; known: {known}")
+    prefix, domain, ttl = options.get("prefix"), options.get("domain"), options.get("ttl")
+    for key in ("prefix", "domain"):
+        if key in options and not isinstance(options[key], str):
             raise InvalidRequest(f"{key} must be a string")
-    return options
+    if "ttl" in options and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
+        raise InvalidRequest("ttl must be a number of seconds")
+    return prefix, domain, None if ttl is None else float(ttl)
 
 
 def _wait_parameter(text: str | None) -> float:

@@ -63,7 +63,8 @@ _SCHEMAS: dict[str, Any] = {
                 "type": "string",
                 "description": "A stable token: inbox_not_found, message_not_found, "
                 "attachment_not_found, invalid_address, invalid_request, not_found, "
-                "method_not_allowed, payload_too_large.",
+                "method_not_allowed, payload_too_large, uri_too_long, header_too_large, "
+                "host_not_allowed.",
             },
         },
     },

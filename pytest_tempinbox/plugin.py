@@ -14,11 +14,13 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import pytest
+
+from .limits import LIMIT_SETTINGS, format_limit, parse_limit
 
 if TYPE_CHECKING:
     from .client import Inbox, TempInboxClient
@@ -76,6 +78,7 @@ class Settings:
     host: str
     domain: str
     url: str | None
+    limits: dict[str, float | None] = field(default_factory=dict)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,6 +89,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         shown = f" (default: {default})" if default else ""
         group.addoption(flag, dest=f"tempinbox_{name}", default=None, help=help + shown)
         parser.addini(f"tempinbox_{name}", help + shown, default=None)
+    for setting in LIMIT_SETTINGS:
+        key = setting.flag.replace("-", "_")
+        help = f"{setting.help} (default: {format_limit(setting.default)})"
+        group.addoption(f"--tempinbox-{setting.flag}", dest=f"tempinbox_{key}", help=help)
+        parser.addini(f"tempinbox_{key}", help, default=None)
 
 
 def _setting(config: pytest.Config, name: str) -> str | None:
@@ -105,6 +113,19 @@ def _port(config: pytest.Config, name: str) -> int:
     return int(text)
 
 
+def _limits(config: pytest.Config) -> dict[str, float | None]:
+    limits = {}
+    for setting in LIMIT_SETTINGS:
+        text = _setting(config, setting.flag.replace("-", "_"))
+        if text is None:
+            continue
+        try:
+            limits[setting.name] = parse_limit(setting, text)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--tempinbox-{setting.flag}: {exc}") from None
+    return limits
+
+
 def resolve_settings(config: pytest.Config) -> Settings:
     """Read and check the plugin's settings; a bad value is a :class:`pytest.UsageError`."""
     worker_url = getattr(config, "workerinput", {}).get("tempinbox_url")
@@ -114,6 +135,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         host=_setting(config, "host") or "127.0.0.1",
         domain=(_setting(config, "domain") or "tempinbox.test").lower(),
         url=(worker_url or _setting(config, "url") or "").rstrip("/") or None,
+        limits=_limits(config),
     )
 
 
@@ -163,6 +185,7 @@ class _Servers:
                 smtp_port=self.settings.smtp_port,
                 api_port=self.settings.port,
                 domains=[self.settings.domain],
+                **self.settings.limits,  # type: ignore[arg-type]
             )
             try:
                 server.start()

@@ -9,6 +9,7 @@ connections.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import socket
@@ -21,7 +22,17 @@ import uvicorn
 
 from .api import ApiSettings, create_app
 from .errors import ServerStartError
-from .smtp import DEFAULT_MESSAGE_SIZE_LIMIT, SMTPService
+from .limits import (
+    COMMAND_LINE_LIMIT,
+    DEFAULT_DATA_LINE_LIMIT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_MESSAGES_PER_INBOX,
+    DEFAULT_MAX_RECIPIENTS,
+    DEFAULT_MAX_STORED_BYTES,
+    DEFAULT_MESSAGE_SIZE_LIMIT,
+)
+from .smtp import SMTPService
 from .store import DEFAULT_DOMAIN, Store
 from .transport import LocalTransport
 
@@ -34,6 +45,7 @@ log = logging.getLogger(__name__)
 
 _WILDCARD_TO_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 _STOP_TIMEOUT = 10.0
+_EXPIRY_INTERVAL = 1.0
 
 
 def is_loopback(host: str) -> bool:
@@ -83,6 +95,16 @@ class InboxServer:
     and :attr:`api_port` after start. ``domains`` are the domains generated
     addresses use (the first is the default); ``hostname`` names the server in
     the SMTP greeting (default: the first domain).
+
+    The limits (docs/limits.md says what a client sees at each):
+    ``message_size_limit`` bytes per message, ``max_recipients`` per message,
+    ``max_connections`` SMTP sessions at once, ``smtp_timeout`` seconds of
+    idleness per session, ``data_line_limit`` octets per line of message text,
+    ``max_messages_per_inbox`` and ``max_stored_bytes`` (the oldest messages are
+    evicted beyond them), and ``inbox_ttl`` seconds of life per inbox (None:
+    until deleted). When bound to loopback, only requests whose Host header is
+    the bound address, ``localhost``, ``127.0.0.1``, ``[::1]`` or one of
+    ``allowed_hosts`` are answered.
     """
 
     def __init__(
@@ -94,13 +116,29 @@ class InboxServer:
         domains: Iterable[str] = (DEFAULT_DOMAIN,),
         hostname: str | None = None,
         message_size_limit: int = DEFAULT_MESSAGE_SIZE_LIMIT,
-        smtp_timeout: float = 300.0,
+        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        smtp_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        data_line_limit: int = DEFAULT_DATA_LINE_LIMIT,
+        max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
+        max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
+        inbox_ttl: float | None = None,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         self.host = host
-        self.store = Store(domains)
+        self.store = Store(
+            domains,
+            max_messages_per_inbox=max_messages_per_inbox,
+            max_stored_bytes=max_stored_bytes,
+            inbox_ttl=inbox_ttl,
+        )
         self.hostname = hostname or self.store.domains[0]
         self.message_size_limit = message_size_limit
+        self.max_recipients = max_recipients
+        self.max_connections = max_connections
         self.smtp_timeout = smtp_timeout
+        self.data_line_limit = data_line_limit
+        self.allowed_hosts = tuple(name.lower() for name in allowed_hosts)
         self._requested_ports = (smtp_port, api_port)
         self._ports = (0, 0)
         self._thread: threading.Thread | None = None
@@ -139,6 +177,21 @@ class InboxServer:
     def running(self) -> bool:
         """Tell whether the server thread is serving."""
         return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def limits(self) -> dict[str, float | None]:
+        """Every limit, by the names ``GET /api/info`` reports them under."""
+        return {
+            "message_size": self.message_size_limit,
+            "recipients": self.max_recipients,
+            "command_line": COMMAND_LINE_LIMIT,
+            "data_line": self.data_line_limit,
+            "connections": self.max_connections,
+            "idle_timeout": self.smtp_timeout,
+            "messages_per_inbox": self.store.max_messages_per_inbox,
+            "stored_bytes": self.store.max_stored_bytes,
+            "inbox_ttl": self.store.inbox_ttl,
+        }
 
     def local_transport(self) -> LocalTransport:
         """A transport for :class:`~pytest_tempinbox.client.TempInboxClient` that skips the network.
@@ -216,6 +269,7 @@ class InboxServer:
             smtp_socket.close()
             api_socket.close()
             _cancel_remaining_tasks(loop)
+            loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
 
     async def _serve(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
@@ -225,12 +279,20 @@ class InboxServer:
             hostname=self.hostname,
             message_size_limit=self.message_size_limit,
             timeout=self.smtp_timeout,
+            max_recipients=self.max_recipients,
+            max_connections=self.max_connections,
+            data_line_limit=self.data_line_limit,
         )
         await smtp.start(smtp_socket)
+        allowed = None
+        if is_loopback(self.host):
+            allowed = frozenset({"localhost", "127.0.0.1", "[::1]", self.host.lower()})
+            allowed |= frozenset(self.allowed_hosts)
         settings = ApiSettings(
             smtp_host=self.host,
             smtp_port=self.smtp_port,
-            message_size_limit=self.message_size_limit,
+            limits=self.limits,
+            allowed_hosts=allowed,
         )
         self._app = create_app(self.store, settings)
         config = uvicorn.Config(
@@ -251,7 +313,12 @@ class InboxServer:
             await asyncio.sleep(0.001)
         self._ready.set()
 
-        await self._stopping.wait()
+        # Expired inboxes are also dropped when touched; this frees the memory of
+        # those nobody touches, and ends their pending waits on time.
+        while not self._stopping.is_set():
+            self.store.expire()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), _EXPIRY_INTERVAL)
 
         # Wake pending long-polls first, so that uvicorn's graceful shutdown sees
         # their answers leave instead of waiting for them.

@@ -9,26 +9,53 @@ configured with a username and password work unchanged.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import socket
-from typing import Any
+from typing import Any, AnyStr
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, Session
 
+from .limits import (
+    COMMAND_LINE_LIMIT,
+    DEFAULT_DATA_LINE_LIMIT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RECIPIENTS,
+    DEFAULT_MESSAGE_SIZE_LIMIT,
+)
 from .store import Store
 
-__all__ = ["DEFAULT_MESSAGE_SIZE_LIMIT", "InboxHandler", "SMTPService"]
+__all__ = ["InboxHandler", "SMTPService"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MESSAGE_SIZE_LIMIT = 10 * 1024 * 1024
+MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 
 
 class InboxHandler:
-    """aiosmtpd handler hooks: RCPT checks the store, DATA delivers into it."""
+    """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, max_recipients: int = DEFAULT_MAX_RECIPIENTS) -> None:
         self.store = store
+        self.max_recipients = max_recipients
+
+    async def handle_MAIL(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        mail_options: list[str],
+    ) -> str:
+        """Accept any sender (``<>`` too) whose path is within RFC 5321's lengths."""
+        if address != "<>":
+            refusal = _path_refusal(address, envelope)
+            if refusal:
+                return refusal
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 2.1.0 OK"
 
     async def handle_RCPT(
         self,
@@ -39,6 +66,11 @@ class InboxHandler:
         rcpt_options: list[str],
     ) -> str:
         """Accept a live generated address (any case); refuse everything else with 550."""
+        refusal = _path_refusal(address, envelope)
+        if refusal:
+            return refusal
+        if len(envelope.rcpt_tos) >= self.max_recipients:
+            return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
         if not self.store.accepts(address):
             # The address is not echoed: it may hold bytes that cannot be encoded.
             return "550 5.1.1 Recipient address rejected: not a live generated address"
@@ -63,6 +95,23 @@ class InboxHandler:
         return "451 4.3.0 Local error in processing, try again later"
 
 
+def _path_refusal(address: str, envelope: Envelope) -> str | None:
+    if not envelope.smtp_utf8 and not address.isascii():
+        # RFC 6531 3.7.4.1, and what Postfix answers: unicode needs MAIL ... SMTPUTF8.
+        return "553 5.6.7 Must declare SMTPUTF8 to send unicode address"
+    # RFC 5321 4.5.3.1: local part 64 octets, domain 255, path (with <>) 256.
+    encoded = address.encode("utf-8", "surrogateescape")
+    local, at, domain = encoded.rpartition(b"@")
+    if not at or not local or not domain:
+        return "553 5.1.3 Malformed address: a local part, '@' and a domain are needed"
+    if len(local) > MAX_LOCAL_PART or len(domain) > MAX_DOMAIN or len(encoded) + 2 > MAX_PATH:
+        return (
+            f"553 5.1.3 Address too long: local part {MAX_LOCAL_PART}, domain {MAX_DOMAIN},"
+            f" path {MAX_PATH} octets at most"
+        )
+    return None
+
+
 def _accept_any_credentials(
     server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
 ) -> AuthResult:
@@ -76,22 +125,68 @@ class _QuietSession(Session):
 
 
 class _TrackedSMTP(SMTP):
-    """aiosmtpd's protocol, registering itself while its connection is open."""
+    """aiosmtpd's protocol, counting its open sessions and with our line limits.
 
-    def __init__(self, handler: InboxHandler, sessions: set[SMTP], **options: Any) -> None:
+    Command lines are read with a small buffer limit, DATA lines with
+    ``data_line_limit``: allowing long text lines never lets a long command line
+    be buffered.
+    """
+
+    def __init__(
+        self,
+        handler: InboxHandler,
+        sessions: set[SMTP],
+        *,
+        max_connections: int,
+        data_line_limit: int,
+        **options: Any,
+    ) -> None:
         super().__init__(handler, **options)
         self._sessions = sessions
+        self._max_connections = max_connections
+        self._refused = False
+        # aiosmtpd keeps these limits in a dict shared by every session (and grows
+        # MAIL's on each EHLO); each session gets its own.
+        self.command_size_limits = collections.defaultdict(lambda: COMMAND_LINE_LIMIT)
+        self.command_size_limit = COMMAND_LINE_LIMIT
+        self.line_length_limit = data_line_limit + 1  # + 1 for a transparent dot
 
     def _create_session(self) -> Session:
         return _QuietSession(self.loop)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # Counted here, as each connection is made, so a burst cannot outrun it.
+        if len(self._sessions) >= self._max_connections:
+            self._refused = True
+            assert isinstance(transport, asyncio.WriteTransport)
+            transport.write(b"421 4.7.0 Too many connections, try again later\r\n")
+            transport.close()
+            return
         self._sessions.add(self)
         super().connection_made(transport)
 
     def connection_lost(self, error: Exception | None) -> None:
+        if self._refused:
+            return
         self._sessions.discard(self)
         super().connection_lost(error)
+
+    async def push(self, status: AnyStr) -> None:
+        """Send a reply; aiosmtpd's too-long-command reply gains its enhanced code."""
+        if status == "500 Command line too long":
+            await super().push("500 5.5.2 Command line too long")
+        else:
+            await super().push(status)
+
+    async def smtp_DATA(self, arg: str) -> None:
+        """Read DATA with the text-line limit, then go back to the command-line limit."""
+        reader: Any = self._reader
+        command_limit = reader._limit
+        reader._limit = self.line_length_limit
+        try:
+            await super().smtp_DATA(arg)
+        finally:
+            reader._limit = command_limit
 
 
 class SMTPService:
@@ -100,7 +195,10 @@ class SMTPService:
     ``hostname`` is used in the greeting and the EHLO answer (aiosmtpd's default,
     :func:`socket.getfqdn`, can take seconds). EHLO advertises ``SIZE``,
     ``8BITMIME``, ``SMTPUTF8`` and ``AUTH LOGIN PLAIN``; sessions idle for
-    ``timeout`` seconds are closed.
+    ``timeout`` seconds are closed. At most ``max_connections`` sessions are open at
+    once (the next gets ``421 4.7.0``), a message has at most ``max_recipients``
+    recipients (the next RCPT gets ``452 4.5.3``), and a DATA line at most
+    ``data_line_limit`` octets (else ``500`` after the final dot).
     """
 
     def __init__(
@@ -109,12 +207,17 @@ class SMTPService:
         *,
         hostname: str,
         message_size_limit: int = DEFAULT_MESSAGE_SIZE_LIMIT,
-        timeout: float = 300.0,
+        timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        data_line_limit: int = DEFAULT_DATA_LINE_LIMIT,
     ) -> None:
-        self.handler = InboxHandler(store)
+        self.handler = InboxHandler(store, max_recipients=max_recipients)
         self.hostname = hostname
         self.message_size_limit = message_size_limit
         self.timeout = timeout
+        self.max_connections = max_connections
+        self.data_line_limit = data_line_limit
         self._sessions: set[SMTP] = set()
         self._server: asyncio.Server | None = None
 
@@ -126,6 +229,8 @@ class SMTPService:
             session: asyncio.Protocol = _TrackedSMTP(
                 self.handler,
                 self._sessions,
+                max_connections=self.max_connections,
+                data_line_limit=self.data_line_limit,
                 hostname=self.hostname,
                 data_size_limit=self.message_size_limit,
                 enable_SMTPUTF8=True,

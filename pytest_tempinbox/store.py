@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import heapq
 import json
 import logging
 import re
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
 from .errors import InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
+from .limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from .models import Envelope, Message
 from .parsing import ParsedMessage, parse_message
 
@@ -35,6 +38,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_DOMAIN = "tempinbox.test"
+
 MAX_ADDRESS_LENGTH = 254
 PREFIX_PATTERN = re.compile(r"[a-z0-9._-]{1,32}")
 # Lowercase letters and digits: 36 symbols, so 12 of them carry about 62 bits.
@@ -57,7 +61,13 @@ def normalize_address(address: str) -> str:
         or any(char.isspace() or ord(char) < 32 or char == "\x7f" for char in address)
     ):
         raise InvalidAddress(f"{address[:80]!r} is not an email address")
-    return address.lower()
+    return _fold(address)
+
+
+def _fold(address: str) -> str:
+    # Only ASCII is folded: generated addresses are ASCII, and Unicode lowercasing
+    # maps look-alikes onto them (the Kelvin sign "\u212a" lowercases to "k").
+    return address.lower() if address.isascii() else address
 
 
 class StoredMessage:
@@ -115,6 +125,11 @@ class StoredMessage:
             size=len(self.raw),
         )
 
+    @property
+    def is_parsed(self) -> bool:
+        """Tell whether the JSON form is computed already (reading it is then free)."""
+        return "json" in self.__dict__
+
     @cached_property
     def json(self) -> bytes:
         """The message's JSON object, UTF-8 encoded (computed once)."""
@@ -130,6 +145,7 @@ class Inbox:
     address: str
     created_at: datetime
     expires_at: datetime | None = None
+    deadline: float | None = None  # time.monotonic() of expires_at
     messages: list[StoredMessage] = field(default_factory=list)
     by_id: dict[str, StoredMessage] = field(default_factory=dict)
     waiters: set[asyncio.Future[None]] = field(default_factory=set)
@@ -165,13 +181,34 @@ class Store:
     ``domains`` are the domains generated addresses may use, the first being the
     default. Generated addresses are never handed out twice in the store's life:
     each carries 12 random characters from :mod:`secrets` and a sequence number.
+
+    Memory stays bounded: an inbox keeps at most ``max_messages_per_inbox``
+    messages and all inboxes together at most ``max_stored_bytes`` of raw
+    message (each copy counted), the oldest being evicted first. An inbox lives
+    ``inbox_ttl`` seconds (None: until deleted) unless generated with its own
+    ``ttl``; an expired inbox is gone exactly as if deleted.
     """
 
-    def __init__(self, domains: Iterable[str] = (DEFAULT_DOMAIN,)) -> None:
+    def __init__(
+        self,
+        domains: Iterable[str] = (DEFAULT_DOMAIN,),
+        *,
+        max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
+        max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
+        inbox_ttl: float | None = None,
+    ) -> None:
         self.domains: tuple[str, ...] = tuple(dict.fromkeys(d.lower() for d in domains))
         if not self.domains:
             raise ValueError("a store needs at least one domain")
+        self.max_messages_per_inbox = max_messages_per_inbox
+        self.max_stored_bytes = max_stored_bytes
+        self.inbox_ttl = inbox_ttl
+        self.stored_bytes = 0
+        self.evictions = 0
         self._inboxes: dict[str, Inbox] = {}
+        # Every stored message in arrival order, for evicting the oldest overall.
+        self._arrivals: OrderedDict[str, StoredMessage] = OrderedDict()
+        self._deadlines: list[tuple[float, str]] = []  # a heap of (deadline, address)
         self._generated = 0
         self._last_ms = 0
         self._sequence = 0
@@ -180,13 +217,28 @@ class Store:
     def __len__(self) -> int:
         return len(self._inboxes)
 
-    def generate(self, prefix: str | None = None, domain: str | None = None) -> Inbox:
+    def stats(self) -> dict[str, int]:
+        """Count live inboxes, stored messages, stored bytes and evictions so far."""
+        self.expire()
+        return {
+            "inboxes": len(self._inboxes),
+            "messages": len(self._arrivals),
+            "stored_bytes": self.stored_bytes,
+            "evictions": self.evictions,
+        }
+
+    def generate(
+        self, prefix: str | None = None, domain: str | None = None, ttl: float | None = None
+    ) -> Inbox:
         """Create an inbox at a brand new address and return it.
 
         ``prefix`` (1-32 of ``a-z 0-9 . _ -``, not starting with a dot nor holding
         two dots in a row) starts the local part; ``domain`` must be one of the
-        store's domains. Bad values raise :class:`InvalidRequest`.
+        store's domains; ``ttl`` (seconds, up to a week) overrides the store's
+        ``inbox_ttl``. Bad values raise :class:`InvalidRequest`.
         """
+        if ttl is not None and not 0 < ttl <= MAX_TTL:
+            raise InvalidRequest(f"ttl must be a number of seconds above 0, up to {MAX_TTL}")
         if prefix is not None and (
             not PREFIX_PATTERN.fullmatch(prefix) or prefix.startswith(".") or ".." in prefix
         ):
@@ -206,6 +258,11 @@ class Store:
         local = f"{prefix}-{token}" if prefix else token
         address = f"{local}@{domain.lower()}"
         inbox = Inbox(address=address, created_at=datetime.now(timezone.utc))
+        ttl = ttl if ttl is not None else self.inbox_ttl
+        if ttl is not None:
+            inbox.deadline = time.monotonic() + ttl
+            inbox.expires_at = inbox.created_at + timedelta(seconds=ttl)
+            heapq.heappush(self._deadlines, (inbox.deadline, address))
         self._inboxes[address] = inbox
         return inbox
 
@@ -215,14 +272,23 @@ class Store:
         Raises :class:`InvalidAddress` for a string that is not an address and
         :class:`InboxNotFound` for an address with no live inbox.
         """
-        inbox = self._inboxes.get(normalize_address(address))
+        inbox = self._live(normalize_address(address))
         if inbox is None:
-            raise InboxNotFound(f"no inbox at {address[:80]!r}: never generated, or deleted")
+            raise InboxNotFound(
+                f"no inbox at {address[:80]!r}: never generated, deleted or expired"
+            )
         return inbox
 
     def accepts(self, address: str) -> bool:
         """Tell whether mail to ``address`` (any case) has a live inbox to go to."""
-        return address.lower() in self._inboxes
+        return self._live(_fold(address)) is not None
+
+    def _live(self, address: str) -> Inbox | None:
+        inbox = self._inboxes.get(address)
+        if inbox is not None and inbox.deadline is not None and inbox.deadline <= time.monotonic():
+            self._drop(inbox)
+            return None
+        return inbox
 
     def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
@@ -233,16 +299,31 @@ class Store:
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
         stored = []
-        for address in dict.fromkeys(rcpt.lower() for rcpt in rcpt_to):
-            inbox = self._inboxes.get(address)
+        for address in dict.fromkeys(_fold(rcpt) for rcpt in rcpt_to):
+            inbox = self._live(address)
             if inbox is None:
                 continue
             message = StoredMessage(self._next_id(), inbox.address, envelope, raw, received_at)
             inbox.messages.append(message)
             inbox.by_id[message.id] = message
+            self._arrivals[message.id] = message
+            self.stored_bytes += len(raw)
+            if len(inbox.messages) > self.max_messages_per_inbox:
+                self._evict(inbox.messages[0])
             inbox.wake()
             stored.append(message)
+        while self.stored_bytes > self.max_stored_bytes and self._arrivals:
+            self._evict(next(iter(self._arrivals.values())))
         return stored
+
+    def _evict(self, message: StoredMessage) -> None:
+        # The oldest message overall is also the oldest of its inbox.
+        inbox = self._inboxes[message.inbox]
+        inbox.messages.pop(0)
+        del inbox.by_id[message.id]
+        del self._arrivals[message.id]
+        self.stored_bytes -= len(message.raw)
+        self.evictions += 1
 
     def message(self, address: str, id: str) -> StoredMessage:
         """Return message ``id`` of the inbox at ``address``; :class:`MessageNotFound` if absent."""
@@ -257,9 +338,26 @@ class Store:
         Mail to the address is refused from then on, and pending waits end with
         :class:`InboxNotFound`.
         """
-        inbox = self.get(address)
+        return self._drop(self.get(address))
+
+    def expire(self) -> int:
+        """Drop every inbox whose time is up; return how many. The server calls it regularly."""
+        now = time.monotonic()
+        expired = 0
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, address = heapq.heappop(self._deadlines)
+            inbox = self._inboxes.get(address)
+            if inbox is not None and inbox.deadline is not None and inbox.deadline <= now:
+                self._drop(inbox)
+                expired += 1
+        return expired
+
+    def _drop(self, inbox: Inbox) -> int:
         del self._inboxes[inbox.address]
         inbox.wake()
+        for message in inbox.messages:
+            del self._arrivals[message.id]
+            self.stored_bytes -= len(message.raw)
         purged = len(inbox.messages)
         inbox.messages.clear()
         inbox.by_id.clear()

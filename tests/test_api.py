@@ -68,6 +68,28 @@ def test_generate_takes_prefix_and_domain(api: str, http: requests.Session) -> N
     assert email.endswith("@other.test")
 
 
+def test_generate_takes_a_ttl(api: str, http: requests.Session) -> None:
+    body = http.post(api + "/generate", json={"ttl": 90}).json()
+    created = datetime.fromisoformat(body["created_at"].replace("Z", "+00:00"))
+    expires = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
+    assert 89 <= (expires - created).total_seconds() <= 91
+
+
+def test_an_expired_inbox_answers_404_and_refuses_mail(api: str, http: requests.Session) -> None:
+    address = http.post(api + "/generate", json={"ttl": 0.2}).json()["email"]
+    assert http.get(f"{api}/messages/{address}").status_code == 200
+    time.sleep(0.25)
+    assert_problem(http.get(f"{api}/messages/{address}"), 404, "inbox_not_found")
+
+
+def test_a_pending_wait_ends_when_its_inbox_expires(api: str, http: requests.Session) -> None:
+    address = http.post(api + "/generate", json={"ttl": 0.3}).json()["email"]
+    started = time.monotonic()
+    response = http.get(f"{api}/messages/{address}", params={"wait": 30})
+    assert_problem(response, 404, "inbox_not_found")
+    assert time.monotonic() - started < 5
+
+
 @pytest.mark.parametrize("body", [b"", b"{}", b"  \n"])
 def test_generate_accepts_an_empty_body(api: str, http: requests.Session, body: bytes) -> None:
     assert http.post(api + "/generate", data=body).status_code == 201
@@ -85,6 +107,10 @@ def test_generate_accepts_an_empty_body(api: str, http: requests.Session, body: 
         b'{"prefix": "a..b"}',
         b'{"domain": "example.com"}',
         b'{"prefx": "typo"}',
+        b'{"ttl": "60"}',
+        b'{"ttl": true}',
+        b'{"ttl": 0}',
+        b'{"ttl": 1e9}',
         b"\xff\xfe",
         b"[" * 100_00,
     ],
@@ -388,8 +414,30 @@ def test_info_tells_where_the_smtp_listener_is(
     assert info["version"] == __version__
     assert info["smtp"] == {"host": "127.0.0.1", "port": server.smtp_port}
     assert info["domains"] == ["tempinbox.test", "other.test"]
-    assert info["limits"]["message_size"] == 10 * 1024 * 1024
-    assert info["limits"]["request_body"] == 64 * 1024
+    assert info["limits"] == {
+        "message_size": 10 * 1024 * 1024,
+        "recipients": 100,
+        "command_line": 512,
+        "data_line": 1000,
+        "connections": 100,
+        "idle_timeout": 300.0,
+        "messages_per_inbox": 1000,
+        "stored_bytes": 256 * 1024 * 1024,
+        "inbox_ttl": None,
+        "request_body": 64 * 1024,
+        "wait": 60.0,
+    }
+    assert set(info["stats"]) == {"inboxes", "messages", "stored_bytes", "evictions"}
+
+
+def test_info_counts_what_is_stored(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    before = http.get(api + "/info").json()["stats"]
+    send(server, make_message(address))
+    after = http.get(api + "/info").json()["stats"]
+    assert after["messages"] == before["messages"] + 1
+    assert after["stored_bytes"] > before["stored_bytes"]
 
 
 def test_openapi_document_lists_every_route(
@@ -411,6 +459,23 @@ def test_openapi_document_lists_every_route(
     }
     documented = {(path, method) for path, item in document["paths"].items() for method in item}
     assert served == documented
+
+
+def test_requests_for_another_host_name_are_refused(api: str, http: requests.Session) -> None:
+    # A page on evil.example, rebound to 127.0.0.1, must not read the inboxes.
+    response = http.get(api + "/info", headers={"Host": "evil.example"})
+    assert_problem(response, 421, "host_not_allowed")
+    port = api.split(":")[2].split("/")[0]
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+        assert http.get(api + "/info", headers={"Host": host}).status_code == 200
+
+
+def test_allowed_hosts_extend_the_names_a_server_answers_to() -> None:
+    with InboxServer(allowed_hosts=["TempInbox.Internal"]) as server:
+        response = requests.get(
+            server.api_url + "/info", headers={"Host": "tempinbox.internal:80"}, timeout=5
+        )
+    assert response.status_code == 200
 
 
 def test_unknown_routes_answer_404_problem(api: str, http: requests.Session) -> None:

@@ -119,3 +119,37 @@ def test_binding_beyond_loopback_prints_a_warning() -> None:
     assert status == 0
     assert "warning" in stderr
     assert "anyone who can reach" in stderr
+
+
+def test_a_bad_limit_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--max-recipients", "many"])
+    assert exited.value.code == 2
+    assert "--max-recipients: 'many' is not a whole number" in capsys.readouterr().err
+
+
+def test_limits_reach_the_server_with_a_one_hour_ttl_by_default() -> None:
+    process = Standalone(
+        "--smtp-port", "0", "--api-port", "0", "--max-recipients", "7", "--idle-timeout", "2.5"
+    )
+    try:
+        _, _, api = process.read_addresses()
+        info = requests.get(api + "/info", timeout=5).json()
+        generated = requests.post(api + "/generate", timeout=5).json()
+    finally:
+        status, _, stderr = process.stop(signal.SIGTERM)
+    assert status == 0, stderr
+    assert info["limits"]["recipients"] == 7
+    assert info["limits"]["idle_timeout"] == 2.5
+    assert info["limits"]["inbox_ttl"] == 3600
+    assert generated["expires_at"] is not None
+
+
+def test_ttl_zero_keeps_inboxes_until_deleted() -> None:
+    process = Standalone("--smtp-port", "0", "--api-port", "0", "--ttl", "0")
+    try:
+        _, _, api = process.read_addresses()
+        generated = requests.post(api + "/generate", timeout=5).json()
+    finally:
+        process.stop(signal.SIGTERM)
+    assert generated["expires_at"] is None

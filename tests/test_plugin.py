@@ -120,9 +120,35 @@ def test_ports_and_host_can_be_fixed(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
+def test_limits_come_from_options_and_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_max_recipients = 3\ntempinbox_ttl = 120\n")
+    pytester.makepyfile(
+        """
+        def test_limits(tempinbox_client):
+            limits = tempinbox_client.info()["limits"]
+            assert limits["recipients"] == 3
+            assert limits["inbox_ttl"] == 120
+            assert limits["idle_timeout"] == 4.5
+        """
+    )
+    pytester.runpytest("--tempinbox-idle-timeout", "4.5").assert_outcomes(passed=1)
+
+
+def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_no_ttl(tempinbox_client, tempinbox):
+            assert tempinbox_client.info()["limits"]["inbox_ttl"] is None
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--tempinbox-max-connections", "0"], "*--tempinbox-max-connections: '0' must be above 0"),
+        (["--tempinbox-ttl", "soon"], "*--tempinbox-ttl: 'soon' is not a number of seconds"),
         (["--tempinbox-port", "http"], "*--tempinbox-port: 'http' is not a port number*"),
         (["--tempinbox-smtp-port", "70000"], "*--tempinbox-smtp-port: '70000' is not a port*"),
         (
@@ -238,7 +264,11 @@ def test_unused_plugin_imports_no_server_and_starts_no_thread(pytester: pytest.P
             assert "pytest_tempinbox.plugin" in sys.modules
         """
     )
-    pytester.runpytest_subprocess("-p", "no:xdist").assert_outcomes(passed=2)
+    # Only this plugin: others installed beside it (schemathesis) import requests.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        result = pytester.runpytest_subprocess("-p", "pytest_tempinbox.plugin")
+    result.assert_outcomes(passed=2)
 
 
 XDIST_TEST = """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 import pytest
 
@@ -218,3 +219,68 @@ def test_a_timed_out_wait_leaves_no_waiter_behind() -> None:
     inbox = store.generate()
     asyncio.run(store.wait(inbox.address, timeout=0.01))
     assert inbox.waiters == set()
+
+
+def test_an_inbox_keeps_at_most_its_cap_evicting_the_oldest() -> None:
+    store = Store(max_messages_per_inbox=3)
+    inbox = store.generate()
+    for n in range(5):
+        store.deliver("", [inbox.address], f"Subject: {n}\r\n\r\n".encode())
+    assert [message.raw[9:10] for message in inbox.messages] == [b"2", b"3", b"4"]
+    assert store.stats()["evictions"] == 2
+    assert store.stats()["messages"] == 3
+
+
+def test_stored_bytes_are_capped_evicting_the_oldest_overall() -> None:
+    store = Store(max_stored_bytes=250)
+    first, second = store.generate(), store.generate()
+    store.deliver("", [first.address], b"a" * 100)
+    store.deliver("", [second.address], b"b" * 100)
+    store.deliver("", [second.address], b"c" * 100)
+    assert first.messages == []
+    assert [message.raw[:1] for message in second.messages] == [b"b", b"c"]
+    assert store.stats() == {"inboxes": 2, "messages": 2, "stored_bytes": 200, "evictions": 1}
+
+
+def test_delete_and_expiry_release_stored_bytes() -> None:
+    store = Store()
+    inbox = store.generate()
+    store.deliver("", [inbox.address], b"x" * 1000)
+    assert store.stored_bytes == 1000
+    store.delete(inbox.address)
+    assert store.stats() == {"inboxes": 0, "messages": 0, "stored_bytes": 0, "evictions": 0}
+
+
+def test_an_expired_inbox_is_gone_like_a_deleted_one() -> None:
+    store = Store(inbox_ttl=0.05)
+    inbox = store.generate()
+    store.deliver("", [inbox.address], RAW)
+    assert inbox.expires_at is not None
+    assert 0 < (inbox.expires_at - inbox.created_at).total_seconds() <= 0.06
+    time.sleep(0.06)
+    assert not store.accepts(inbox.address)
+    with pytest.raises(InboxNotFound, match="expired"):
+        store.get(inbox.address)
+    assert store.stats()["stored_bytes"] == 0
+
+
+def test_expire_drops_untouched_inboxes_and_ends_their_waits() -> None:
+    store = Store()
+    short, long = store.generate(ttl=0.05), store.generate(ttl=60)
+
+    async def scenario() -> None:
+        waiting = asyncio.create_task(store.wait(short.address, timeout=30))
+        await asyncio.sleep(0.06)
+        assert store.expire() == 1
+        await asyncio.wait_for(waiting, 1)
+
+    with pytest.raises(InboxNotFound):
+        asyncio.run(scenario())
+    assert store.stats()["inboxes"] == 1
+    assert store.accepts(long.address)
+
+
+@pytest.mark.parametrize("ttl", [0, -1, 8 * 24 * 3600])
+def test_ttl_must_be_positive_and_at_most_a_week(ttl: float) -> None:
+    with pytest.raises(InvalidRequest, match="ttl"):
+        Store().generate(ttl=ttl)

@@ -1,0 +1,122 @@
+"""The server's limits: their defaults, and the settings that change them.
+
+Standard library only, so that the command line and the pytest plugin can
+describe every limit (flags, ini keys, help) without importing the server.
+docs/limits.md says what a client sees when it hits each one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "COMMAND_LINE_LIMIT",
+    "DEFAULT_DATA_LINE_LIMIT",
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_MESSAGES_PER_INBOX",
+    "DEFAULT_MAX_RECIPIENTS",
+    "DEFAULT_MAX_STORED_BYTES",
+    "DEFAULT_MESSAGE_SIZE_LIMIT",
+    "LIMIT_SETTINGS",
+    "MAX_TTL",
+    "STANDALONE_INBOX_TTL",
+    "LimitSetting",
+    "format_limit",
+    "parse_limit",
+]
+
+DEFAULT_MESSAGE_SIZE_LIMIT = 10 * 1024 * 1024
+DEFAULT_MAX_RECIPIENTS = 100
+DEFAULT_MAX_CONNECTIONS = 100
+DEFAULT_IDLE_TIMEOUT = 300.0
+DEFAULT_DATA_LINE_LIMIT = 1000  # octets, CRLF included (RFC 5321 4.5.3.1.6)
+COMMAND_LINE_LIMIT = 512  # octets, CRLF included (RFC 5321 4.5.3.1.4)
+DEFAULT_MAX_MESSAGES_PER_INBOX = 1000
+DEFAULT_MAX_STORED_BYTES = 256 * 1024 * 1024
+STANDALONE_INBOX_TTL = 3600.0
+MAX_TTL = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class LimitSetting:
+    """One limit as a setting: ``name`` is the :class:`InboxServer` keyword.
+
+    The standalone flag is ``--`` + ``flag``; the plugin's option is
+    ``--tempinbox-`` + ``flag``, and its ini key the same with underscores
+    (``--tempinbox-idle-timeout``, ``tempinbox_idle_timeout``).
+    ``seconds`` settings take fractions; with ``none_at_zero``, 0 means no limit.
+    """
+
+    name: str
+    flag: str
+    default: float | None
+    help: str
+    seconds: bool = False
+    none_at_zero: bool = False
+
+
+LIMIT_SETTINGS = (
+    LimitSetting(
+        "message_size_limit", "max-message-size", DEFAULT_MESSAGE_SIZE_LIMIT, "bytes per message"
+    ),
+    LimitSetting("max_recipients", "max-recipients", DEFAULT_MAX_RECIPIENTS, "RCPTs per message"),
+    LimitSetting(
+        "max_connections", "max-connections", DEFAULT_MAX_CONNECTIONS, "SMTP sessions at once"
+    ),
+    LimitSetting(
+        "smtp_timeout",
+        "idle-timeout",
+        DEFAULT_IDLE_TIMEOUT,
+        "seconds an SMTP session may stay idle",
+        seconds=True,
+    ),
+    LimitSetting(
+        "data_line_limit",
+        "data-line-limit",
+        DEFAULT_DATA_LINE_LIMIT,
+        "octets per line of message text, CRLF included (RFC 5321: 1000)",
+    ),
+    LimitSetting(
+        "max_messages_per_inbox",
+        "max-messages-per-inbox",
+        DEFAULT_MAX_MESSAGES_PER_INBOX,
+        "messages an inbox keeps; the oldest are evicted",
+    ),
+    LimitSetting(
+        "max_stored_bytes",
+        "max-stored-bytes",
+        DEFAULT_MAX_STORED_BYTES,
+        "bytes of mail kept in all inboxes together; the oldest are evicted",
+    ),
+    LimitSetting(
+        "inbox_ttl",
+        "ttl",
+        None,
+        "seconds an inbox lives; 0 for until deleted",
+        seconds=True,
+        none_at_zero=True,
+    ),
+)
+"""Every configurable limit, in the order the help lists them."""
+
+
+def format_limit(value: float | None) -> str:
+    """Write a limit's value for people: whole numbers without a fraction, None as ``none``."""
+    if value is None:
+        return "none"
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def parse_limit(setting: LimitSetting, text: str) -> float | None:
+    """Read a limit's value; raise :class:`ValueError` with a one-line reason if it is bad."""
+    try:
+        value = float(text) if setting.seconds else int(text)
+    except ValueError:
+        kind = "a number of seconds" if setting.seconds else "a whole number"
+        raise ValueError(f"{text!r} is not {kind}") from None
+    if value == 0 and setting.none_at_zero:
+        return None
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{text!r} must be above 0")
+    return value
