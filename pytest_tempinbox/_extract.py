@@ -2,12 +2,17 @@
 
 Heuristics only, standard library only, no I/O. Every function here takes text
 that :mod:`pytest_tempinbox.parsing` already decoded and never raises on it.
+
+Each takes linear time. Those with a per-match loop in Python also take an
+optional ``deadline``, a :func:`time.monotonic` value: once it has passed, they
+stop and return what they found so far.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import time
 from html import unescape as html_unescape
 from html.parser import HTMLParser
 
@@ -19,6 +24,13 @@ _URL_REST = re.compile(r"://[^\s<>\"]+")
 _TRAILING = ".,;:!?'\""
 _OPENERS = {")": "(", "]": "[", "}": "{"}  # ">" already ends the match
 _URL_WHITESPACE = re.compile(r"[\t\n\r]")
+# Matches handled between two looks at the clock: a look costs about as much as
+# a match, and a few hundred matches take well under a millisecond.
+_CLOCK_EVERY = 256
+
+
+def _late(count: int, deadline: float | None) -> bool:
+    return deadline is not None and not count % _CLOCK_EVERY and time.monotonic() > deadline
 
 
 def _trim_url(url: str) -> str:
@@ -44,14 +56,16 @@ def _is_web_url(url: str) -> bool:
     return scheme.lower() in ("http", "https") and bool(rest.lstrip("/"))
 
 
-def text_links(text: str) -> list[str]:
+def text_links(text: str, *, deadline: float | None = None) -> list[str]:
     """Return the http(s) URLs written in plain text, in order, duplicates included.
 
     Trailing sentence punctuation, quotes and unbalanced closing brackets are
     not part of the URL.
     """
     links = []
-    for match in _URL_REST.finditer(text):
+    for count, match in enumerate(_URL_REST.finditer(text), 1):
+        if _late(count, deadline):
+            break
         rest = match.start()
         scheme = text[max(rest - 5, 0) : rest].lower()
         if scheme == "https":
@@ -111,20 +125,23 @@ class _LinkCollector(HTMLParser):
                 return
 
 
-def html_links(html: str) -> list[str]:
+def html_links(html: str, *, deadline: float | None = None) -> list[str]:
     """Return the http(s) ``href`` targets of the ``<a>`` and ``<area>`` tags of an HTML body.
 
     In order, duplicates included, entities decoded. Tags inside comments,
     ``<script>``, ``<style>``, ``<template>`` and ``<title>`` do not count.
     """
     # A logo, a button and a text link often repeat one tag; parse it once.
-    tags = dict.fromkeys(_LINK_TAG.findall(_HIDDEN_HTML.sub(" ", html)))
+    tags = list(dict.fromkeys(_LINK_TAG.findall(_HIDDEN_HTML.sub(" ", html))))
     if not tags:
         return []
     collector = _LinkCollector()
     # html.parser raises on some malformed markup; keep what it found until then.
     with contextlib.suppress(Exception):
-        collector.feed("".join(tags))
+        for start in range(0, len(tags), _CLOCK_EVERY):
+            if start and _late(start, deadline):
+                break
+            collector.feed("".join(tags[start : start + _CLOCK_EVERY]))
         collector.close()
     return collector.links
 
@@ -194,7 +211,7 @@ def _is_code(text: str, start: int, end: int) -> bool:
     return not (len(token) == 4 and _BEFORE_YEAR.search(text, max(start - 32, 0), start))
 
 
-def find_codes(*texts: str) -> list[str]:
+def find_codes(*texts: str, deadline: float | None = None) -> list[str]:
     """Return the likely one-time codes in ``texts``, unique, in order of appearance.
 
     A code is a standalone word (not touching another letter, digit or ``_``)
@@ -214,8 +231,12 @@ def find_codes(*texts: str) -> list[str]:
     ``G-123456`` gives ``123456``: a digit word joined to letters is still a code.
     """
     codes: dict[str, None] = {}
+    count = 0
     for text in texts:
         for match in _CANDIDATE.finditer(text):
+            count += 1
+            if _late(count, deadline):
+                return list(codes)
             if _is_code(text, match.start(), match.end()):
                 codes.setdefault(match.group(), None)
     return list(codes)

@@ -151,7 +151,11 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
 
     async def attachment(request: Request) -> Response:
         found = store.message(request.path_params["email"], request.path_params["id"])
-        described, payload = attachment_payload(found.raw, request.path_params["index"])
+        index = request.path_params["index"]
+        # Re-reading the structure of a large message could hold up the event loop.
+        described, payload = await asyncio.get_running_loop().run_in_executor(
+            None, attachment_payload, found.raw, index
+        )
         headers = {
             **_COMMON_HEADERS,
             "Content-Disposition": _content_disposition(described.filename, described.index),

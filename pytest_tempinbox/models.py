@@ -151,7 +151,8 @@ class Message:
     ``sender`` is the ``From`` header (``from`` in JSON, a Python keyword);
     ``envelope.mail_from`` is who the SMTP client said it was. ``headers`` maps
     lowercase names to every decoded value in order. ``links`` and ``codes`` are
-    the http(s) URLs and likely one-time codes found in the message.
+    the http(s) URLs and likely one-time codes found in the message. ``defects``
+    are notes on what in the message was malformed or left unread.
     """
 
     id: str
@@ -172,6 +173,7 @@ class Message:
     links: tuple[str, ...]
     codes: tuple[str, ...]
     size: int
+    defects: tuple[str, ...] = ()
     source: MessageSource | None = field(default=None, repr=False, compare=False)
 
     def raw(self) -> bytes:
@@ -201,6 +203,7 @@ class Message:
             "links": list(self.links),
             "codes": list(self.codes),
             "size": self.size,
+            "defects": list(self.defects),
         }
 
     @classmethod
@@ -240,5 +243,6 @@ class Message:
             links=tuple(data["links"]),
             codes=tuple(data["codes"]),
             size=data["size"],
+            defects=tuple(data.get("defects", ())),
             source=source,
         )

@@ -106,6 +106,7 @@ _SCHEMAS: dict[str, Any] = {
             "links",
             "codes",
             "size",
+            "defects",
         ],
         "properties": {
             "id": {"type": "string", "description": "Unique, URL-safe, sorts by arrival."},
@@ -136,6 +137,11 @@ _SCHEMAS: dict[str, Any] = {
             "links": {"type": "array", "items": {"type": "string"}},
             "codes": {"type": "array", "items": {"type": "string"}},
             "size": {"type": "integer", "minimum": 0},
+            "defects": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Notes on what was malformed or left unread in the message.",
+            },
         },
     },
     "GeneratedInbox": {
@@ -164,7 +170,7 @@ _PATHS: dict[str, Any] = {
                             "properties": {
                                 "prefix": {
                                     "type": "string",
-                                    "pattern": "^[a-z0-9_-][a-z0-9._-]{0,31}$",
+                                    "pattern": "^(?!.*\\.\\.)[a-z0-9_-][a-z0-9._-]{0,31}$",
                                     "description": "Starts the local part; no '..'.",
                                 },
                                 "domain": {
@@ -291,7 +297,7 @@ _PATHS: dict[str, Any] = {
                     "What a client needs to know.",
                     {
                         "type": "object",
-                        "required": ["version", "smtp", "domains", "limits"],
+                        "required": ["version", "smtp", "domains", "limits", "stats"],
                         "properties": {
                             "version": {"type": "string"},
                             "smtp": {
@@ -305,7 +311,12 @@ _PATHS: dict[str, Any] = {
                             "domains": {"type": "array", "items": {"type": "string"}},
                             "limits": {
                                 "type": "object",
-                                "additionalProperties": {"type": "number"},
+                                "additionalProperties": {"type": ["number", "null"]},
+                            },
+                            "stats": {
+                                "type": "object",
+                                "required": ["inboxes", "messages", "stored_bytes", "evictions"],
+                                "additionalProperties": {"type": "integer"},
                             },
                         },
                     },

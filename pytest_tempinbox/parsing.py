@@ -2,34 +2,54 @@
 
 Standard library only and no I/O. Whatever bytes arrive, :func:`parse_message`
 returns a result: senders and test code are entitled to send broken mail, and a
-message that cannot be read is worse than one read approximately.
+message that cannot be read is worse than one read approximately. What was
+broken, or left unread, is told in :attr:`ParsedMessage.defects`.
 
 The structure is parsed with the ``compat32`` policy, which is about ten times
 faster than ``email.policy.default`` and never raises on a header; headers are
 decoded here, and only those that need it. Every string handed out goes through
 :func:`_clean`, so none carries a lone surrogate and all survive ``json.dumps``
 followed by ``.encode("utf-8")``.
+
+No input may make a parse run away: the work is bounded by a time budget,
+checked between bounded steps (a few KiB of input, one part, one header), and
+by caps on size where those are cheaper than the clock.
 """
 
 from __future__ import annotations
 
 import binascii
+import codecs
 import inspect
 import re
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from email import message_from_bytes
 from email.errors import InvalidBase64LengthDefect
+from email.feedparser import BytesFeedParser
 from email.message import Message
 from email.parser import BytesParser
-from email.utils import getaddresses, parsedate_to_datetime
+from email.policy import compat32
+from email.utils import decode_params, getaddresses, parsedate_to_datetime
 from typing import Any
 
 from ._extract import find_codes, html_links, html_text, text_links
 from .errors import AttachmentNotFound
 from .models import Address, Attachment
 
-__all__ = ["ParsedMessage", "attachment_payload", "parse_message"]
+__all__ = ["MAX_ATTACHMENTS", "ParsedMessage", "attachment_payload", "parse_message"]
+
+#: Attachments listed at most; the others are noted in ``defects``.
+MAX_ATTACHMENTS = 2000
+_SEARCH_LIMIT = 1 << 20  # characters of each body searched for links and codes
+_PARAMS_LIMIT = 16 << 10  # characters of a header searched for MIME parameters
+_ADDRESS_PIECE = 16 << 10  # longer address headers are read a piece at a time
+_FEED_CHUNK = 4096
+# Reading the structure may take this share of the budget, so that the headers,
+# the bodies and their links get the rest: they matter more than the ten
+# thousandth part. A real 10 MB message takes about a quarter of the budget.
+_FEED_SHARE = 0.5
+_MAX_DEFECTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +60,12 @@ class ParsedMessage:
     unfolded. ``text`` and ``html`` are the first ``text/plain`` and
     ``text/html`` parts that are not attachments; every other leaf part is in
     ``attachments``, whose ``index`` is its position there.
+
+    ``defects`` are short notes for people, unique, at most 20: what in the
+    message was broken and how it was read anyway ("multipart without
+    boundary", "invalid base64 in part 3"), and what was left out to stay
+    within the parse budget or the size caps (starting "parse budget of").
+    Parts are numbered as in IMAP: ``2.1`` is the first part of the second.
     """
 
     message_id: str | None
@@ -55,44 +81,127 @@ class ParsedMessage:
     attachments: tuple[Attachment, ...]
     links: tuple[str, ...]
     codes: tuple[str, ...]
+    defects: tuple[str, ...] = ()
+
+
+class _Run:
+    """One parse's clock, and the defects noted on the way."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget if budget > 0 else 0.0  # also NaN
+        started = time.monotonic()
+        self.deadline = started + self.budget
+        self.feed_deadline = started + self.budget * _FEED_SHARE
+        self.notes: list[str] = []
+        self.cuts: list[str] = []  # what the budget left undone
+        self.feed_cut = False
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def cut(self, text: str) -> None:
+        self.cuts.append(text)
+
+    def defects(self) -> tuple[str, ...]:
+        found = list(dict.fromkeys(self.notes))
+        if self.cuts:
+            cuts = "; ".join(dict.fromkeys(self.cuts))
+            found.insert(0, f"parse budget of {self.budget:g} s exceeded: {cuts}")
+        if len(found) > _MAX_DEFECTS:
+            found[_MAX_DEFECTS - 1 :] = [f"{len(found) - _MAX_DEFECTS + 1} more defects not listed"]
+        return tuple(found)
+
+
+def _part_name(path: str) -> str:
+    return f"part {path}" if path else "the body"
+
+
+def _header_name(name: str) -> str:
+    return f"header {name[:40]!r}"
 
 
 # --- text: surrogates, charsets, encoded words --------------------------------
 
-_SURROGATES = re.compile("[\ud800-\udfff]+")
-
-
-def _decode_surrogates(match: re.Match[str]) -> str:
-    try:
-        data = match.group().encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that never stood for a byte
-        return "\ufffd"
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+_FOREIGN_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_ESCAPED_TO_LATIN1 = {0xDC00 + byte: byte for byte in range(0x80, 0x100)}
+_DECODED = re.compile("[\x80-\ud7ff\ue000-\U0010ffff]")  # non-ASCII, and not a byte
 
 
 def _clean(text: str) -> str:
-    # Bytes the ASCII-based parser could not read come back as surrogateescape'd
-    # code points: raw UTF-8 (RFC 6532) headers, or undeclared 8-bit text.
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATES.sub(_decode_surrogates, text)
-    return text
+        pass
+    else:
+        return text
+    # Bytes the ASCII-based parser could not read come back surrogateescape'd
+    # (U+DC80-U+DCFF): raw UTF-8 (RFC 6532) headers, or undeclared 8-bit text.
+    # Their UTF-8 sequences decode as such and any other byte as latin-1, at C
+    # speed: a Python callback per run of bytes takes seconds on a 10 MB header.
+    text = _FOREIGN_SURROGATES.sub("\ufffd", text)  # never stood for a byte
+    data = text.encode("utf-8", "surrogateescape")
+    decoded = data.decode("utf-8", "surrogateescape")
+    if not _DECODED.search(decoded):  # no UTF-8 at all: every byte stands for itself
+        return data.decode("latin-1")
+    return decoded.translate(_ESCAPED_TO_LATIN1)  # both: slower, but rare
 
 
-def _to_text(data: bytes, charset: str | None) -> str:
+def _undeclared_8bit(text: str) -> bool:
+    """Tell whether text from the ASCII-based parser holds bytes that are not UTF-8."""
+    try:
+        text.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return True
+    return False
+
+
+# Quadratic time: 400 KB of body declared "punycode" take seconds to decode.
+_SLOW_CODECS = frozenset({"punycode"})
+
+
+def _codec(charset: str | None) -> str | None:
+    """Return Python's name for a charset, or None when it is unknown or too slow."""
+    try:
+        name = codecs.lookup(charset or "").name
+    except Exception:  # LookupError, or ValueError for a name with a NUL
+        return None
+    return None if name in _SLOW_CODECS else name
+
+
+def _slow(charset: str | None) -> bool:
+    try:
+        return codecs.lookup(charset or "").name in _SLOW_CODECS
+    except Exception:
+        return False
+
+
+def _to_text(data: bytes, charset: str | None, run: _Run | None = None, where: str = "") -> str:
     # Declared charsets lie (us-ascii over UTF-8) or are unknown to Python; the
     # last resort, latin-1, cannot fail.
-    for candidate in (charset, "utf-8"):
-        if candidate:
+    name = _clean(charset.strip().strip("\"'"))[:40] if charset else ""
+    problem = ""
+    if name:
+        codec = _codec(name)
+        if codec is None:
+            problem = f"{'unsupported' if _slow(name) else 'unknown'} charset {name!r}"
+        else:
             try:
-                return data.decode(candidate.strip().strip("\"'"))
+                return data.decode(codec)
             except (LookupError, UnicodeError, ValueError, TypeError):
-                pass
-    return data.decode("latin-1")
+                problem = f"{where} is not valid {name!r}"
+    try:
+        text, used = data.decode("utf-8"), "UTF-8"
+    except UnicodeDecodeError:
+        text, used = data.decode("latin-1"), "latin-1"
+    if run is not None:
+        if problem:
+            run.note(f"{problem}, decoded as {used}")
+        elif used == "latin-1":
+            run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
+    return text
 
 
 def _b64decode(data: bytes) -> bytes:
@@ -111,7 +220,7 @@ def _b64decode(data: bytes) -> bytes:
 _ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([\x21-\x3e\x40-\x7e]*)\?=")
 
 
-def _decode_words(value: str) -> str:
+def _decode_words(value: str, run: _Run | None = None, where: str = "a header") -> str:
     """Decode RFC 2047 encoded words, leniently: bad ones decode as best they can."""
     if "=?" not in value:
         return value
@@ -119,7 +228,10 @@ def _decode_words(value: str) -> str:
     pending = bytearray()
     pending_charset = ""
     position = 0
-    for match in _ENCODED_WORD.finditer(value):
+    for count, match in enumerate(_ENCODED_WORD.finditer(value), 1):
+        if run is not None and not count % 1024 and run.expired():
+            run.cut(f"encoded words in {where} decoded only in part")
+            break
         gap = value[position : match.start()]
         charset = match.group(1).split("*", 1)[0]  # drop an RFC 2231 language tag
         adjacent = bool(pending_charset) and (not gap or gap.isspace())
@@ -127,7 +239,7 @@ def _decode_words(value: str) -> str:
             # Adjacent words of one charset are joined as bytes first, because
             # encoders split multi-byte characters across words.
             if pending_charset:
-                pieces.append(_to_text(bytes(pending), pending_charset))
+                pieces.append(_to_text(bytes(pending), pending_charset, run, where))
                 pending.clear()
             if not adjacent:
                 pieces.append(gap)
@@ -139,7 +251,7 @@ def _decode_words(value: str) -> str:
         pending_charset = charset
         position = match.end()
     if pending_charset:
-        pieces.append(_to_text(bytes(pending), pending_charset))
+        pieces.append(_to_text(bytes(pending), pending_charset, run, where))
     pieces.append(value[position:])
     return "".join(pieces)
 
@@ -150,11 +262,16 @@ def _unfold(value: object) -> str:
     return str(value).replace("\r", "").replace("\n", "").strip()
 
 
-def _header_text(value: object) -> str:
-    unfolded = _clean(_unfold(value))
+def _header_text(value: object, run: _Run | None = None, where: str = "a header") -> str:
+    unfolded = _unfold(value)
+    if run is not None and not unfolded.isascii() and _undeclared_8bit(unfolded):
+        run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
+    unfolded = _clean(unfolded)
     try:
-        return _clean(_decode_words(unfolded)).strip()
+        return _clean(_decode_words(unfolded, run, where)).strip()
     except Exception:  # a bug in the decoder must not cost the header
+        if run is not None:
+            run.note(f"{where} could not be decoded, served raw")
         return unfolded
 
 
@@ -165,66 +282,225 @@ def _header_text(value: object) -> str:
 _GETADDRESSES_OPTIONS: dict[str, Any] = (
     {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
 )
+# Up to the next comma outside a quoted string (possessive, so linear).
+_TO_COMMA = re.compile(r'(?:[^",]++|"[^"]*+"?)*+')
+_EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
 
 
-def _addresses(values: list[str]) -> tuple[Address, ...]:
-    found = []
+def _address_pieces(text: str) -> list[str]:
+    """Split a long address header at commas, so each piece is read in bounded time."""
+    pieces = []
+    start = 0
+    while len(text) - start > _ADDRESS_PIECE:
+        position = start + _ADDRESS_PIECE
+        if text.count('"', start, position) % 2:  # inside a quoted string
+            close = text.find('"', position)
+            position = len(text) if close < 0 else close + 1
+        match = _TO_COMMA.match(text, position)  # always matches, if only ""
+        end = match.end() if match else len(text)
+        pieces.append(text[start:end])
+        start = end + 1
+    pieces.append(text[start:])
+    return pieces
+
+
+def _addresses(name: str, values: list[str], run: _Run) -> tuple[Address, ...]:
+    found: list[Address] = []
+    where = _header_name(name)
+    pieces = 0
     for value in values:  # one by one, so a broken header spoils only itself
-        try:
-            pairs = getaddresses([_clean(_unfold(value))], **_GETADDRESSES_OPTIONS)
-        except Exception:
-            continue
-        for name, email in pairs:
-            email = _clean(email).strip()
-            if email:
-                display = _header_text(name) if name else ""
-                found.append(Address(name=display or None, email=email))
+        text = _clean(_unfold(value))
+        readable = skipped = False
+        for piece in _address_pieces(text):
+            pieces += 1
+            if pieces > 1 and run.expired():  # the first 16 KiB are read in any case
+                run.cut(f"addresses in {where} after the first {len(found):,} not read")
+                return tuple(found)
+            if len(piece) > 4 * _ADDRESS_PIECE:
+                run.note(f"{where} holds over 64 KiB without a comma, not read as addresses")
+                skipped = True
+                continue
+            try:
+                pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
+            except Exception:
+                continue
+            for display, email in pairs:
+                email = _clean(email).strip()
+                if email:
+                    readable = True
+                    shown = _header_text(display, run, where) if display else ""
+                    found.append(Address(name=shown or None, email=email))
+        if not (readable or skipped or not text or _EMPTY_GROUP.fullmatch(text)):
+            run.note(f"{where} could not be parsed, served raw")
     return tuple(found)
 
 
 def _date(value: str) -> datetime | None:
     try:
-        moment = parsedate_to_datetime(_clean(_unfold(value)))
+        # A date is short; splitting megabytes into words only to ignore them is not.
+        moment = parsedate_to_datetime(_clean(_unfold(value[:1024])))
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     # RFC 5322 reads "-0000" as "UTC, but the local offset is unknown".
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def _header_map(message: Message) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
+_SERVED_ALONE = ("from", "to", "cc", "reply-to", "subject", "date", "message-id")
+_SERVED_ALONE_TEXT = ", ".join(_SERVED_ALONE)
+
+
+def _header_map(
+    message: Message, run: _Run
+) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
     """Return the decoded header map and the raw (still folded) values by lowercase name."""
     raw: dict[str, list[str]] = {}
-    for name, value in message.raw_items():
-        raw.setdefault(_clean(name).strip().lower(), []).append(str(value))
-    decoded = {name: tuple(_header_text(value) for value in values) for name, values in raw.items()}
-    return decoded, raw
+    decoded: dict[str, list[str]] = {}
+    items = list(message.raw_items())
+    for number, (name, value) in enumerate(items):
+        if run.expired():
+            run.cut(f"headers after #{number:,} not listed, but for {_SERVED_ALONE_TEXT}")
+            # The first of each field served on its own is still looked for.
+            wanted = set(_SERVED_ALONE) - raw.keys()
+            later = []
+            for item in items[number:]:
+                if wanted and item[0].strip().lower() in wanted:
+                    wanted.discard(item[0].strip().lower())
+                    later.append(item)
+            items = later
+            break
+        written = _clean(str(name)).strip()
+        key = written.lower()
+        raw.setdefault(key, []).append(str(value))
+        decoded.setdefault(key, []).append(_header_text(value, run, _header_name(written)))
+    else:
+        items = []
+    for name, value in items:
+        key = name.strip().lower()
+        raw.setdefault(key, []).append(str(value))
+        decoded.setdefault(key, []).append(_header_text(value, run, _header_name(name.strip())))
+    return {key: tuple(values) for key, values in decoded.items()}, raw
 
 
 # --- structure ----------------------------------------------------------------
 
 
-def _parse(raw: bytes) -> Message:
+def _split_params(value: str) -> list[tuple[str, str]]:
+    """Split a header into ``(name, value)`` parameters, as the email package does.
+
+    The package's own splitter copies the rest of the header at each ``;`` and
+    recounts quotes from the start at each ``;`` inside quotes: quadratic, and
+    minutes for a few hundred KB of ``;``. This one gives the same pieces in
+    linear time.
+    """
+    text = ";" + value
+    params = []
+    position = 0
+    while position < len(text):  # text[position] == ";"
+        start = position + 1
+        end = text.find(";", start)
+        if end > start:
+            quotes = text.count('"', start, end) - text.count('\\"', start, end)
+            while quotes % 2:  # that ";" is inside a quoted string
+                following = text.find(";", end + 1)
+                if following < 0:
+                    end = -1
+                    break
+                quotes += text.count('"', end, following) - text.count('\\"', end, following)
+                end = following
+        if end < 0:
+            end = len(text)
+        piece = text[start:end]
+        key, equals, rest = piece.partition("=")
+        if equals:
+            params.append((key.strip().lower(), rest.strip()))
+        else:
+            params.append((piece.strip(), ""))
+        position = end
+    return params
+
+
+class _Part(Message):
+    """A compat32 message part whose MIME parameters read in linear time and never raise."""
+
+    # Message.get_params(), get_param() and get_boundary() all come through here,
+    # and so does the feed parser when it looks for a multipart's boundary.
+    def _get_params_preserve(self, failobj: Any, header: str) -> Any:
+        wanted = header.lower()
+        # The raw value: a boundary holding 8-bit bytes must match the body's lines.
+        value = next((str(v) for k, v in self.raw_items() if k.lower() == wanted), None)
+        if value is None:
+            return failobj
+        params = _split_params(value[:_PARAMS_LIMIT])
+        try:
+            decoded = decode_params(params)
+        except Exception:  # RFC 2231 sections that do not fit together ("name*" and "name*0")
+            return params
+        safe: list[tuple[str, Any]] = []
+        for name, text in decoded:
+            if isinstance(text, tuple) and _slow(text[0]):
+                # get_boundary() and get_content_charset() decode with that charset.
+                text = (None, *text[1:])
+            safe.append((name, text))
+        return safe
+
+
+def _parse(raw: bytes, run: _Run) -> Message:
+    parser = BytesFeedParser(_factory=_Part, policy=compat32)
+    in_headers = 0.0  # time spent feeding what may be one block of header lines
     try:
-        return message_from_bytes(raw)
-    except Exception:
-        pass  # RecursionError on pathological nesting, or a bug in the parser
+        # Fed a chunk at a time, so that the clock is looked at between chunks.
+        start = 0
+        while start < len(raw):
+            # Whole lines: a line cut in two would read as a broken header.
+            end = raw.find(b"\n", start + _FEED_CHUNK - 1) + 1 or len(raw)
+            chunk = raw[start:end]
+            before = time.monotonic()
+            parser.feed(chunk)
+            now = time.monotonic()
+            # The parser parses a block of header lines only at its end, or at
+            # close(), taking about twice as long as reading them took; count that
+            # in. Base64 holds no ":" and a body has empty lines.
+            if b":" not in chunk or b"\n\n" in chunk or b"\n\r\n" in chunk:
+                in_headers = 0.0
+            else:
+                in_headers += now - before
+            start = end
+            if start < len(raw) and now + 2 * in_headers > run.feed_deadline:
+                run.cut(
+                    f"message read only to byte {start:,} of {len(raw):,}"
+                    " (reading it may take half the budget)"
+                )
+                run.feed_cut = True
+                break
+        return parser.close()
+    except RecursionError:
+        run.note("nested too deeply to parse: the body is served as one text part")
+    except Exception:  # a bug in the parser
+        run.note("structure could not be parsed: the body is served as one text part")
     try:
         # The headers still parse; the body stays one undivided text part.
-        return BytesParser().parsebytes(raw, headersonly=True)
+        return BytesParser(_Part, policy=compat32).parsebytes(raw, headersonly=True)
     except Exception:
-        return Message()
+        return _Part()
+
+
+_MIME_HEADERS = frozenset(
+    {"content-type", "content-disposition", "content-transfer-encoding", "content-id"}
+)
 
 
 def _repair_headers(part: Message) -> None:
     # compat32 turns a header holding raw 8-bit bytes into an email.header.Header
     # that decodes as ASCII with U+FFFD, losing UTF-8 filenames; give it text.
-    items = list(part.raw_items())
-    if all(str(value).isascii() for _, value in items):
+    # Only the headers read through part.get(), and deleting by name is a scan of
+    # all headers, so a part with a million headers is not rebuilt for one of them.
+    items = [(n, str(v)) for n, v in part.raw_items() if n.lower() in _MIME_HEADERS]
+    if all(value.isascii() for _, value in items):
         return
-    for name, _ in items:
+    for name in {name.lower() for name, _ in items}:
         del part[name]
     for name, value in items:
-        part.set_raw(name, _clean(str(value)))
+        part.set_raw(name, _clean(value))
 
 
 def _children(part: Message) -> list[Message]:
@@ -236,19 +512,6 @@ def _children(part: Message) -> list[Message]:
     return [child for child in payload if isinstance(child, Message)]
 
 
-def _leaves(message: Message) -> list[Message]:
-    # Iterative, depth-first, in document order: nesting depth costs no stack.
-    leaves = []
-    stack = [message]
-    while stack:
-        part = stack.pop()
-        if part.is_multipart() and part.get_content_maintype() == "multipart":
-            stack.extend(reversed(_children(part)))
-        else:
-            leaves.append(part)
-    return leaves
-
-
 def _content_type(part: Message) -> str:
     content_type = _clean(part.get_content_type())
     # A multipart the parser could not split (no boundary, or too deep) is
@@ -256,7 +519,7 @@ def _content_type(part: Message) -> str:
     return "text/plain" if content_type.startswith("multipart/") else content_type
 
 
-def _filename(part: Message) -> str | None:
+def _filename(part: Message, run: _Run | None = None, where: str = "a part") -> str | None:
     for header, param in (("content-disposition", "filename"), ("content-type", "name")):
         if param not in str(part.get(header, "")).lower():
             continue  # parsing the parameters is most of the cost of telling bodies apart
@@ -265,10 +528,10 @@ def _filename(part: Message) -> str | None:
             if isinstance(value, tuple):  # RFC 2231: (charset, language, %-decoded latin-1)
                 charset, _, text = value
                 try:
-                    value = _to_text(str(text).encode("latin-1"), charset)
+                    value = _to_text(str(text).encode("latin-1"), charset, run, where)
                 except UnicodeEncodeError:
                     value = str(text)
-            name = _header_text(value) if value else ""
+            name = _header_text(value, run, where) if value else ""
         except Exception:
             name = ""
         if name:
@@ -289,29 +552,87 @@ def _is_attachment(part: Message) -> bool:
 
 @dataclass(slots=True)
 class _Layout:
-    """The text body, the HTML body and the attachments, in document order."""
+    """The text body, the HTML body and the attachments, in document order, with their paths."""
 
-    text: Message | None = None
-    html: Message | None = None
+    text: tuple[str, Message] | None = None
+    html: tuple[str, Message] | None = None
     html_first: bool = False
-    attachments: list[Message] = field(default_factory=list)
+    attachments: list[tuple[str, Message]] = field(default_factory=list)
+    parts: list[tuple[str, Message]] = field(default_factory=list)  # every part looked at
+    stopped: bool = False  # by the clock, with parts left to look at
+    capped: bool = False  # more than MAX_ATTACHMENTS attachments
 
 
-def _layout(message: Message) -> _Layout:
+def _layout(message: Message, run: _Run, until: int | None = None) -> _Layout:
+    """Sort the parts out, stopping when the clock runs out or at the cap.
+
+    With ``until``, stop as soon as attachment ``until`` is found.
+    """
     layout = _Layout()
-    for part in _leaves(message):
+    # Iterative, depth-first, in document order: nesting depth costs no stack.
+    stack: list[tuple[str, Message]] = [("", message)]
+    while stack:
+        if layout.parts and run.expired():
+            layout.stopped = True
+            break
+        path, part = stack.pop()
+        layout.parts.append((path, part))
         _repair_headers(part)
+        if part.is_multipart() and part.get_content_maintype() == "multipart":
+            prefix = f"{path}." if path else ""
+            children = list(enumerate(_children(part), 1))
+            stack.extend((f"{prefix}{number}", child) for number, child in reversed(children))
+            continue
         content_type = _content_type(part)
         if content_type in ("text/plain", "text/html") and not _is_attachment(part):
             if content_type == "text/plain" and layout.text is None:
-                layout.text = part
+                layout.text = path, part
                 continue
             if content_type == "text/html" and layout.html is None:
-                layout.html = part
+                layout.html = path, part
                 layout.html_first = layout.text is None
                 continue
-        layout.attachments.append(part)
+        if len(layout.attachments) == MAX_ATTACHMENTS:
+            layout.capped = True
+            break
+        layout.attachments.append((path, part))
+        if until is not None and len(layout.attachments) > until:
+            break
     return layout
+
+
+_EMAIL_DEFECTS = {
+    # class name: (text, whether it is about the part's body rather than its structure)
+    "NoBoundaryInMultipartDefect": ("multipart without boundary", False),
+    "StartBoundaryNotFoundDefect": ("multipart whose boundary never occurs", False),
+    "CloseBoundaryNotFoundDefect": ("multipart without its closing boundary", False),
+    "MultipartInvariantViolationDefect": ("", False),  # always comes with one of those
+    "FirstHeaderLineIsContinuationDefect": ("first header line is a continuation line", False),
+    "MisplacedEnvelopeHeaderDefect": ("'From ' line among the headers", False),
+    "MissingHeaderBodySeparatorDefect": ("a header line without a colon ends the headers", False),
+    "InvalidMultipartContentTransferEncodingDefect": (
+        "multipart with a transfer encoding other than 7bit, 8bit or binary",
+        False,
+    ),
+    "InvalidBase64PaddingDefect": ("invalid base64", True),
+    "InvalidBase64CharactersDefect": ("invalid base64", True),
+    "InvalidBase64LengthDefect": ("invalid base64", True),
+}
+# Cutting the input short leaves multiparts unclosed: that is not the sender's doing.
+_CUT_DEFECTS = frozenset({"StartBoundaryNotFoundDefect", "CloseBoundaryNotFoundDefect"})
+
+
+def _note_email_defects(layout: _Layout, run: _Run) -> None:
+    for path, part in layout.parts:
+        for defect in part.defects:
+            kind = type(defect).__name__
+            if run.feed_cut and kind in _CUT_DEFECTS:
+                continue
+            words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", kind.removesuffix("Defect")).lower()
+            text, about_body = _EMAIL_DEFECTS.get(kind, (words, False))
+            if text:
+                where = f" in {_part_name(path)}" if path or about_body else ""
+                run.note(text + where)
 
 
 # --- payloads -----------------------------------------------------------------
@@ -336,21 +657,23 @@ def _payload(part: Message, linesep: str) -> bytes:
         return b""
 
 
-def _body(part: Message) -> str:
+def _body(path: str, part: Message, run: _Run) -> str:
     try:
         charset = part.get_content_charset()
     except Exception:
         charset = None
-    text = _to_text(_payload(part, "\n"), charset)
+    text = _to_text(_payload(part, "\n"), charset, run, _part_name(path))
     return _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def _attachment(part: Message, index: int, linesep: str) -> tuple[Attachment, bytes]:
+def _attachment(
+    part: Message, index: int, linesep: str, run: _Run | None = None, where: str = "a part"
+) -> tuple[Attachment, bytes]:
     data = _payload(part, linesep)
-    content_id = _header_text(part.get("content-id", "")).strip("<> \t") or None
+    content_id = _header_text(part.get("content-id", ""), run, where).strip("<> \t") or None
     attachment = Attachment(
         index=index,
-        filename=_filename(part),
+        filename=_filename(part, run, where),
         content_type=_content_type(part),
         size=len(data),
         content_id=content_id,
@@ -364,10 +687,39 @@ def _linesep(raw: bytes) -> str:
     return "\r\n" if b"\r\n" in raw else "\n"
 
 
+def _searched(text: str, what: str, run: _Run) -> str:
+    if len(text) <= _SEARCH_LIMIT:
+        return text
+    run.note(f"{what} over 1 MiB: links and codes searched in its first 1 MiB only")
+    # At a word boundary, so that no link or code is found cut in half.
+    end = max(text.rfind(space, 0, _SEARCH_LIMIT) for space in " \n\t")
+    return text[: end if end > 0 else _SEARCH_LIMIT]
+
+
+def _links_and_codes(
+    subject: str, text: str | None, html: str | None, html_first: bool, run: _Run
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if run.expired():
+        run.cut("links and codes not searched")
+        return (), ()
+    deadline = run.deadline
+    text = _searched(text, "the text body", run) if text is not None else None
+    html = _searched(html, "the HTML body", run) if html is not None else None
+    in_text = text_links(text, deadline=deadline) if text is not None else []
+    in_html = html_links(html, deadline=deadline) if html is not None else []
+    found = in_html + in_text if html_first else in_text + in_html
+    links = dict.fromkeys(_clean(url) for url in found)
+    body = text if text is not None else html_text(html) if html is not None else ""
+    codes = find_codes(_searched(subject, "the subject", run), body, deadline=deadline)
+    if run.expired():
+        run.cut("links and codes may be incomplete")
+    return tuple(links), tuple(_clean(code) for code in codes)
+
+
 # --- public API ----------------------------------------------------------------
 
 
-def parse_message(raw: bytes) -> ParsedMessage:
+def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
     """Parse a message's raw bytes into the fields the service serves. Never raises.
 
     - A header that cannot be decoded is served as its raw unfolded text; raw
@@ -381,58 +733,88 @@ def parse_message(raw: bytes) -> ParsedMessage:
     - ``links`` come from the ``text`` and ``html`` bodies in document order;
       ``codes`` from the subject, then ``text`` (or the HTML's visible text when
       there is no text part). See :func:`pytest_tempinbox._extract.find_codes`.
+      Only the first 1 MiB of each is searched.
+    - At most :data:`MAX_ATTACHMENTS` attachments are listed.
+
+    ``budget`` is the time in seconds the parse may take, give or take one
+    bounded step. Reading the structure may take half of it; then come the
+    headers, the bodies, links and codes, and the attachments. What the clock
+    stopped is left out, and told in ``defects``, never raised: a message with
+    tens of thousands of parts has those after the first few thousand unlisted.
     """
-    message = _parse(raw)
-    headers, raw_headers = _header_map(message)
-    layout = _layout(message)
+    run = _Run(budget)
+    message = _parse(raw, run)
+    if b"\x00" in raw:
+        run.note("NUL bytes in the message")
+    headers, raw_headers = _header_map(message, run)
+    layout = _layout(message, run)
 
     def first(name: str) -> str | None:
         values = raw_headers.get(name)
         return values[0] if values else None
 
-    senders = _addresses(raw_headers.get("from", []))
+    senders = _addresses("From", raw_headers.get("from", []), run)
+    to = _addresses("To", raw_headers.get("to", []), run)
+    cc = _addresses("Cc", raw_headers.get("cc", []), run)
+    reply_to = _addresses("Reply-To", raw_headers.get("reply-to", []), run)
     message_id = _clean(_unfold(first("message-id") or "")) or None
     date = first("date")
     subject = headers["subject"][0] if "subject" in headers else ""
-    text = _body(layout.text) if layout.text is not None else None
-    html = _body(layout.html) if layout.html is not None else None
-
-    in_text = text_links(text) if text is not None else []
-    in_html = html_links(html) if html is not None else []
-    found = in_html + in_text if layout.html_first else in_text + in_html
-    links = dict.fromkeys(_clean(url) for url in found)
-    body = text if text is not None else html_text(html) if html is not None else ""
-    codes = find_codes(subject, body)
+    text = _body(*layout.text, run) if layout.text is not None else None
+    html = _body(*layout.html, run) if layout.html is not None else None
+    links, codes = _links_and_codes(subject, text, html, layout.html_first, run)
 
     linesep = _linesep(raw)
-    attachments = tuple(
-        _attachment(part, index, linesep)[0] for index, part in enumerate(layout.attachments)
-    )
+    attachments = []
+    for index, (path, part) in enumerate(layout.attachments):
+        if run.expired():
+            break
+        attachments.append(_attachment(part, index, linesep, run, _part_name(path))[0])
+    if layout.stopped or len(attachments) < len(layout.attachments):
+        run.cut(f"attachments after #{len(attachments):,} not listed")
+    if layout.capped:
+        run.note(
+            f"more than {MAX_ATTACHMENTS:,} attachments: "
+            f"attachments after #{MAX_ATTACHMENTS:,} not listed"
+        )
+    _note_email_defects(layout, run)
     return ParsedMessage(
         message_id=message_id,
         sender=senders[0] if senders else None,
-        to=_addresses(raw_headers.get("to", [])),
-        cc=_addresses(raw_headers.get("cc", [])),
-        reply_to=_addresses(raw_headers.get("reply-to", [])),
+        to=to,
+        cc=cc,
+        reply_to=reply_to,
         subject=subject,
         date=_date(date) if date is not None else None,
         text=text,
         html=html,
         headers=headers,
-        attachments=attachments,
-        links=tuple(links),
-        codes=tuple(_clean(code) for code in codes),
+        attachments=tuple(attachments),
+        links=links,
+        codes=codes,
+        defects=run.defects(),
     )
 
 
-def attachment_payload(raw: bytes, index: int) -> tuple[Attachment, bytes]:
+def attachment_payload(raw: bytes, index: int, *, budget: float = 2.0) -> tuple[Attachment, bytes]:
     """Return the description and decoded bytes of attachment ``index`` of a message.
 
     ``index`` counts as in :attr:`ParsedMessage.attachments`. Raises
     :class:`~pytest_tempinbox.errors.AttachmentNotFound` if there is no such
-    attachment (a negative index included).
+    attachment (a negative index included), also when it lies beyond what
+    ``budget`` seconds allow to be read: four times :func:`parse_message`'s
+    default, so that every attachment it listed is found.
     """
-    parts = _layout(_parse(raw)).attachments
-    if not 0 <= index < len(parts):
-        raise AttachmentNotFound(f"the message has no attachment {index} (it has {len(parts)})")
-    return _attachment(parts[index], index, _linesep(raw))
+    if not 0 <= index < MAX_ATTACHMENTS:
+        why = f" (only the first {MAX_ATTACHMENTS:,} are listed)" if index > 0 else ""
+        raise AttachmentNotFound(f"the message has no attachment {index}{why}")
+    run = _Run(budget)
+    layout = _layout(_parse(raw, run), run, until=index)
+    if index < len(layout.attachments):
+        path, part = layout.attachments[index]
+        return _attachment(part, index, _linesep(raw), run, _part_name(path))
+    if layout.stopped or run.feed_cut:
+        why = f"only {len(layout.attachments):,} could be read within the parse budget"
+    else:
+        why = f"it has {len(layout.attachments)}"
+    raise AttachmentNotFound(f"the message has no attachment {index} ({why})")

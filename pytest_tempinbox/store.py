@@ -123,6 +123,7 @@ class StoredMessage:
             links=parsed.links,
             codes=parsed.codes,
             size=len(self.raw),
+            defects=parsed.defects,
         )
 
     @property

@@ -449,7 +449,7 @@ def test_openapi_document_lists_every_route(
 
     document = http.get(api + "/openapi.json").json()
     assert document["openapi"].startswith("3.")
-    app = create_app(server.store, ApiSettings("127.0.0.1", 25, 1))
+    app = create_app(server.store, ApiSettings("127.0.0.1", 25))
     served = {
         (route.path.replace("{index:int}", "{index}"), method.lower())
         for route in app.routes

@@ -203,6 +203,7 @@ def test_a_message_built_from_json_without_a_client_cannot_download() -> None:
         "links": [],
         "codes": [],
         "size": 0,
+        "defects": [],
     }
     message = Message.from_json(data)
     assert message.to_json() == data

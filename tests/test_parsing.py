@@ -5,11 +5,14 @@ import json
 import random
 import time
 from datetime import datetime, timedelta, timezone
-from email.message import EmailMessage
+from email.errors import NonPrintableDefect
+from email.feedparser import BytesFeedParser
+from email.message import EmailMessage, Message
+from typing import Any
 
 import pytest
 
-from pytest_tempinbox import parsing
+from pytest_tempinbox import _extract, parsing
 from pytest_tempinbox.errors import AttachmentNotFound
 from pytest_tempinbox.models import Address, Attachment
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
@@ -59,7 +62,12 @@ def test_json_check_rejects_a_lone_surrogate() -> None:
 
 
 def test_public_names_are_exported() -> None:
-    assert parsing.__all__ == ["ParsedMessage", "attachment_payload", "parse_message"]
+    assert parsing.__all__ == [
+        "MAX_ATTACHMENTS",
+        "ParsedMessage",
+        "attachment_payload",
+        "parse_message",
+    ]
 
 
 # --- bodies --------------------------------------------------------------------
@@ -580,10 +588,22 @@ def test_sixty_nested_multiparts_find_the_text() -> None:
 
 
 def test_nesting_too_deep_for_the_parser_keeps_headers_and_body() -> None:
-    parsed = parse(nested(3000))
+    # Time enough to reach the depth where the parser gives up (about 0.4 s).
+    parsed = parse_message(nested(3000), budget=30)
+    assert_json_safe(parsed)
     assert parsed.subject == "deep"
     assert parsed.text is not None
     assert "deep 123456" in parsed.text
+    assert parsed.defects == ("nested too deeply to parse: the body is served as one text part",)
+
+
+def test_nesting_too_deep_to_read_in_time_keeps_headers() -> None:
+    started = time.perf_counter()
+    parsed = parse_message(nested(3000), budget=0.01)
+    assert time.perf_counter() - started < 1
+    assert_json_safe(parsed)
+    assert parsed.subject == "deep"
+    assert parsed.defects[0].startswith("parse budget of 0.01 s exceeded: message read only to")
 
 
 def many_parts(count: int) -> bytes:
@@ -845,3 +865,342 @@ def test_mutated_messages_never_raise() -> None:
         parsed = parse(bytes(raw))
         for attachment in parsed.attachments:
             assert attachment_payload(bytes(raw), attachment.index)[0] == attachment
+
+
+# --- the time budget ---------------------------------------------------------------
+
+
+def test_empty_message_is_fast_and_has_no_defects() -> None:
+    started = time.perf_counter()
+    parsed = parse(b"")
+    assert time.perf_counter() - started < 0.05
+    assert parsed.defects == ()
+    assert parsed.text == ""
+
+
+def test_well_formed_message_has_no_defects() -> None:
+    message = text_message("Hi https://example.test/a 654321\n", Subject="Grüße")
+    message.add_alternative("<p><a href='https://example.test/b'>b</a></p>", subtype="html")
+    message.add_attachment(b"%PDF", maintype="application", subtype="pdf", filename="é.pdf")
+    assert parse(message.as_bytes()).defects == ()
+
+
+def test_tiny_budget_on_two_thousand_parts_returns_quickly_with_a_budget_defect() -> None:
+    raw = many_parts(2000)
+    started = time.perf_counter()
+    parsed = parse_message(raw, budget=1e-6)
+    assert time.perf_counter() - started < 0.5
+    assert_json_safe(parsed)
+    assert len(parsed.attachments) < 2000
+    first_lines = raw.find(b"\n", 4095) + 1  # it is fed whole lines at a time
+    assert parsed.defects[0].startswith(
+        f"parse budget of 1e-06 s exceeded: message read only to byte {first_lines:,} of"
+        f" {len(raw):,} (reading it may take half the budget); "
+    )
+
+
+@pytest.mark.parametrize("budget", [0.0, -1.0, float("nan"), 1e-9])
+def test_any_budget_is_accepted(budget: float) -> None:
+    parsed = parse_message(many_parts(50), budget=budget)
+    assert_json_safe(parsed)
+    assert parsed.defects[0].startswith("parse budget of ")
+
+
+def test_the_default_budget_reads_two_thousand_parts_in_full() -> None:
+    parsed = parse(many_parts(2000))
+    assert len(parsed.attachments) == 2000
+    assert parsed.defects == ()
+
+
+def test_at_most_max_attachments_are_listed() -> None:
+    raw = many_parts(parsing.MAX_ATTACHMENTS + 1)
+    parsed = parse(raw)
+    assert len(parsed.attachments) == parsing.MAX_ATTACHMENTS == 2000
+    assert parsed.defects == ("more than 2,000 attachments: attachments after #2,000 not listed",)
+    assert attachment_payload(raw, 1999)[0] == parsed.attachments[1999]
+    with pytest.raises(AttachmentNotFound, match="only the first 2,000 are listed"):
+        attachment_payload(raw, 2000)
+
+
+def test_out_of_time_headers_are_cut_but_the_served_ones_are_still_read() -> None:
+    raw = lines(
+        "X-One: 1", "X-Two: 2", "From: Alice <alice@example.test>", "Subject: =?utf-8?q?caf=C3=A9?="
+    )
+    parsed = parse_message(raw + b"\r\n\r\nbody", budget=0)
+    assert parsed.defects[0] == (
+        "parse budget of 0 s exceeded: headers after #0 not listed, but for from, to, cc,"
+        " reply-to, subject, date, message-id; links and codes not searched"
+    )
+    assert parsed.headers == {"from": ("Alice <alice@example.test>",), "subject": ("café",)}
+    assert parsed.sender == Address("Alice", "alice@example.test")
+    assert parsed.subject == "café"
+    assert parsed.text == "body"  # a body once found is always decoded
+    assert parsed.links == parsed.codes == ()
+
+
+def test_out_of_time_parts_are_not_listed() -> None:
+    raw = with_attachments((b"a", "application", "pdf", "a.pdf"), (b"b", "image", "png", "b.png"))
+    parsed = parse_message(raw, budget=0)
+    assert parsed.attachments == ()
+    assert "attachments after #0 not listed" in parsed.defects[0].split("; ")
+
+
+def test_out_of_time_encoded_words_are_served_undecoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsing, "_FEED_CHUNK", 1 << 30)  # read it all, then run out of time
+    raw = b"Subject: " + b"=?utf-8?q?a?= " * 3000 + b"\r\n\r\n"
+    parsed = parse_message(raw, budget=0)
+    assert "encoded words in header 'Subject' decoded only in part" in parsed.defects[0]
+    assert parsed.subject.startswith("a" * 1023 + " =?utf-8?q?a?=")
+
+
+def test_out_of_time_long_address_header_is_read_in_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsing, "_FEED_CHUNK", 1 << 30)  # read it all, then run out of time
+    to = ", ".join(f"user{index}@example.test" for index in range(3000))
+    raw = lines(f"To: {to}", "", "")
+    full = parse(raw)
+    assert len(full.to) == 3000
+    assert full.defects == ()
+    cut = parse_message(raw, budget=0)
+    assert 0 < len(cut.to) < 3000  # the first piece, a few KiB, is always read
+    assert cut.to == full.to[: len(cut.to)]
+    assert f"addresses in header 'To' after the first {len(cut.to):,} not read" in cut.defects[0]
+
+
+def test_links_and_codes_cut_by_the_clock_are_said_to_be_incomplete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def slow_links(text: str, *, deadline: float | None = None) -> list[str]:
+        time.sleep(0.02)
+        return []
+
+    monkeypatch.setattr(parsing, "text_links", slow_links)
+    parsed = parse_message(text_message("code 123456").as_bytes(), budget=0.01)
+    assert parsed.defects == ("parse budget of 0.01 s exceeded: links and codes may be incomplete",)
+
+
+@pytest.mark.parametrize(
+    ("function", "text"),
+    [
+        (_extract.text_links, " ".join(f"https://x.test/{index}" for index in range(1000))),
+        (
+            _extract.html_links,
+            "".join(f'<a href="https://x.test/{index}">' for index in range(1000)),
+        ),
+        (_extract.find_codes, " ".join(f"{index:06d}" for index in range(1000))),
+    ],
+)
+def test_extraction_stops_at_its_deadline(function: Any, text: str) -> None:
+    assert len(function(text)) == 1000
+    assert len(function(text, deadline=time.monotonic() + 60)) == 1000
+    assert 0 < len(function(text, deadline=0.0)) < 1000
+
+
+def test_only_the_first_mebibyte_of_a_body_is_searched() -> None:
+    body = "https://x.test/early 111111 " + "x " * (1 << 19) + "https://x.test/late 222222"
+    parsed = parse(text_message(body).as_bytes())
+    assert parsed.links == ("https://x.test/early",)
+    assert parsed.codes == ("111111",)
+    assert parsed.defects == (
+        "the text body over 1 MiB: links and codes searched in its first 1 MiB only",
+    )
+
+
+def test_huge_messages_parse_within_about_the_budget() -> None:
+    mib = 1 << 20
+    for raw in (
+        b"Content-Type: multipart/mixed; boundary=b\r\n\r\n" + b"--b\r\n\r\n\r\n" * (mib // 9),
+        b"X: a\r\n" * (mib // 6) + b"\r\n",
+        b"Subject: " + b"\r\n a\xe9" * (mib // 5) + b"\r\n\r\n",
+        b"To: " + b"\r\n a@b," * (mib // 7) + b"\r\n\r\n",
+        b'Content-Type: text/plain; a="' + b"\r\n ;;;;;" * (mib // 8) + b'"\r\n\r\nx',
+        b"Content-Type: text/plain; charset=punycode\r\n\r\n" + b"a" * mib,
+        b"Subject: x\r\n\r\n" + b"AB12CD 1234 " * (mib // 12),
+    ):
+        started = time.perf_counter()
+        parse(raw)
+        assert time.perf_counter() - started < 2, raw[:40]
+
+
+# --- defects ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "defect"),
+    [
+        (lines("Content-Type: multipart/mixed", "", "x"), "multipart without boundary"),
+        (
+            lines("Content-Type: multipart/mixed; boundary=b", "", "x"),
+            "multipart whose boundary never occurs",
+        ),
+        (
+            lines("Content-Type: multipart/mixed; boundary=b", "", "--b", "", "x"),
+            "multipart without its closing boundary",
+        ),
+        (lines(" folded", "Subject: x", "", "x"), "first header line is a continuation line"),
+        (lines("Subject: x", "From nobody", "X: y", "", "x"), "'From ' line among the headers"),
+        (
+            lines("Subject: x", "no colon", "", "x"),
+            "a header line without a colon ends the headers",
+        ),
+        (
+            lines(
+                "Content-Type: multipart/mixed; boundary=b",
+                "Content-Transfer-Encoding: base64",
+                "",
+                "--b",
+                "",
+                "x",
+                "--b--",
+            ),
+            "multipart with a transfer encoding other than 7bit, 8bit or binary",
+        ),
+        (lines("Content-Transfer-Encoding: base64", "", "aGVsbG8*"), "invalid base64 in the body"),
+        (
+            lines(
+                "Content-Type: multipart/mixed; boundary=b",
+                "",
+                "--b",
+                "",
+                "text",
+                "--b",
+                "Content-Type: multipart/alternative; boundary=c",
+                "",
+                "--c",
+                "Content-Transfer-Encoding: base64",
+                "",
+                "QUJD!!R",
+                "--c--",
+                "--b--",
+            ),
+            "invalid base64 in part 2.1",
+        ),
+        (
+            lines(
+                "Content-Type: multipart/mixed; boundary=b",
+                "",
+                "--b",
+                "Content-Type: multipart/mixed",
+                "",
+                "x",
+                "--b--",
+            ),
+            "multipart without boundary in part 1",
+        ),
+        (
+            lines("Content-Type: text/plain; charset=x-foo", "", "caf\u00e9"),
+            "unknown charset 'x-foo', decoded as UTF-8",
+        ),
+        (
+            lines("Content-Type: text/plain; charset=x-foo", "", b"caf\xe9"),
+            "unknown charset 'x-foo', decoded as latin-1",
+        ),
+        (
+            lines("Subject: =?x-foo?q?caf=C3=A9?=", "", ""),
+            "unknown charset 'x-foo', decoded as UTF-8",
+        ),
+        (
+            lines("Content-Type: text/plain; charset=punycode", "", "abc"),
+            "unsupported charset 'punycode', decoded as UTF-8",
+        ),
+        (
+            lines("Content-Type: text/plain; charset=us-ascii", "", "caf\u00e9"),
+            "the body is not valid 'us-ascii', decoded as UTF-8",
+        ),
+        (
+            lines(
+                "Content-Type: multipart/mixed; boundary=b",
+                "",
+                "--b",
+                "Content-Type: text/plain; charset=utf-8",
+                "",
+                b"caf\xe9",
+                "--b--",
+            ),
+            "part 1 is not valid 'utf-8', decoded as latin-1",
+        ),
+        (lines("", b"caf\xe9"), "undeclared 8-bit text in the body, decoded as latin-1"),
+        (
+            lines(b"Subject: caf\xe9", "", ""),
+            "undeclared 8-bit text in header 'Subject', decoded as latin-1",
+        ),
+        (lines(b"Subject: a\x00b", "", ""), "NUL bytes in the message"),
+        (lines('To: "', "", ""), "header 'To' could not be parsed, served raw"),
+        (lines("Cc: <<<>>>", "", ""), "header 'Cc' could not be parsed, served raw"),
+        (
+            lines("To: " + "a" * 70_000, "", ""),
+            "header 'To' holds over 64 KiB without a comma, not read as addresses",
+        ),
+    ],
+)
+def test_defect_is_told(raw: bytes, defect: str) -> None:
+    assert parse(raw).defects == (defect,)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        lines("To: undisclosed-recipients:;", "", ""),
+        lines("Cc: a@example.test,", "", ""),
+        lines("Subject: =?utf-8?q?caf=C3=A9?=", "", ""),
+        lines("Subject: caf\u00e9", "", ""),  # raw UTF-8 (RFC 6532)
+        lines("", "caf\u00e9"),  # undeclared UTF-8 is read as such
+        lines("Subject: only headers"),
+        nested(60),
+    ],
+)
+def test_no_defect_is_told_for_what_is_fine(raw: bytes) -> None:
+    assert parse(raw).defects == ()
+
+
+def test_header_the_decoder_fails_on_is_served_raw(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(value: str, *args: object) -> str:
+        raise ValueError(value)
+
+    monkeypatch.setattr(parsing, "_decode_words", broken)
+    parsed = parse(lines("Subject: =?utf-8?q?caf=C3=A9?=", "", ""))
+    assert parsed.subject == "=?utf-8?q?caf=C3=A9?="
+    assert parsed.defects == ("header 'Subject' could not be decoded, served raw",)
+
+
+def test_parser_failure_serves_the_body_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    def feed(self: BytesFeedParser[Message], data: bytes) -> None:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(BytesFeedParser, "feed", feed)
+    parsed = parse(lines("Subject: s", "Content-Type: multipart/mixed; boundary=b", "", "--b"))
+    assert (parsed.subject, parsed.text) == ("s", "--b")
+    assert parsed.defects == ("structure could not be parsed: the body is served as one text part",)
+
+
+def test_other_email_package_defects_are_told_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    close = BytesFeedParser.close
+
+    def close_with_defect(self: BytesFeedParser[Message]) -> Message:
+        root = close(self)
+        root.defects.append(NonPrintableDefect("\x01"))
+        return root
+
+    monkeypatch.setattr(BytesFeedParser, "close", close_with_defect)
+    assert parse(lines("Subject: s", "", "x")).defects == ("non printable",)
+
+
+def test_defects_are_unique() -> None:
+    word = "=?x-foo?q?caf=C3=A9?="
+    raw = lines(f"Subject: {word}", f"X-One: {word}", f"X-Two: {word} {word}", "", "")
+    assert parse(raw).defects == ("unknown charset 'x-foo', decoded as UTF-8",)
+
+
+def test_defects_are_capped_at_twenty() -> None:
+    part = "--b\r\nContent-Transfer-Encoding: base64\r\n\r\nQUJD!!R"
+    raw = lines("Content-Type: multipart/mixed; boundary=b", "", *[part] * 25, "--b--", "")
+    defects = parse(raw).defects
+    assert defects == (
+        *(f"invalid base64 in part {number}" for number in range(1, 20)),
+        "6 more defects not listed",
+    )
+
+
+def test_cutting_the_input_short_is_not_blamed_on_the_sender() -> None:
+    defects = parse_message(many_parts(2000), budget=1e-6).defects
+    assert len(defects) == 1
+    assert "closing boundary" not in defects[0]

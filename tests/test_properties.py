@@ -1,0 +1,489 @@
+"""Properties that must hold for any input: the parser, and the DATA path end to end.
+
+The parser is fed arbitrary bytes and plausible-but-hostile MIME; the SMTP
+server is fed arbitrary bodies over a raw socket and through smtplib, and must
+store exactly the bytes RFC 5321 says the client sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+import re
+import smtplib
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from urllib.parse import quote
+
+import pytest
+import requests
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
+from pytest_tempinbox.server import InboxServer
+
+from .helpers import CLIENT_NAME, RawSMTP
+
+# Far above what any of these inputs needs (a few milliseconds), so that a slow
+# CI machine cannot trip it, yet low enough to catch quadratic behaviour.
+PARSE_BUDGET = 2.0
+CRLF = b"\r\n"
+
+# --- the parser ---------------------------------------------------------------
+
+
+def _strings(value: object, where: str = "") -> Iterator[tuple[str, str]]:
+    """Yield every string inside a parse result, with where it was found."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key, f"{where}.<key>")
+            yield from _strings(item, f"{where}[{key!r}]")
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{where}[{index}]")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            if field.name != "fetch":  # an attachment's download callback
+                yield from _strings(getattr(value, field.name), f"{where}.{field.name}")
+    else:
+        assert value is None or isinstance(value, (int, datetime)), (where, value)
+
+
+def _timed_parse(raw: bytes) -> ParsedMessage:
+    started = time.perf_counter()
+    parsed = parse_message(raw)
+    elapsed = time.perf_counter() - started
+    assert elapsed < PARSE_BUDGET, f"parsing {len(raw)} bytes took {elapsed:.2f} s"
+    return parsed
+
+
+def _check_parsed(raw: bytes, parsed: ParsedMessage) -> None:
+    for where, text in _strings(parsed, "parsed"):
+        # A lone surrogate passes json.dumps but fails the UTF-8 encoding the API does.
+        try:
+            json.dumps(text, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise AssertionError(f"{where} = {text!r} cannot be served as JSON") from exc
+    assert len(set(parsed.links)) == len(parsed.links), parsed.links
+    for link in parsed.links:
+        # Schemes are case-insensitive (RFC 3986, 3.1); the parser keeps the sender's case.
+        assert link[:8].lower().startswith(("http://", "https://")), link
+    assert len(set(parsed.codes)) == len(parsed.codes), parsed.codes
+    for attachment in parsed.attachments:
+        described, payload = attachment_payload(raw, attachment.index)
+        assert described == attachment
+        assert len(payload) == attachment.size
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=2048))
+@example(b"")
+@example(b"\xff\xfe\x00\r\n\r\n\xed\xa0\x80")  # NUL, BOM-like bytes, UTF-8 of a surrogate
+def test_parser_survives_arbitrary_bytes(raw: bytes) -> None:
+    _check_parsed(raw, _timed_parse(raw))
+
+
+CHARSETS = [
+    "utf-8",
+    "UTF-8",
+    "us-ascii",
+    "iso-8859-1",
+    "windows-1252",
+    "koi8-r",
+    "shift_jis",
+    "euc-jp",
+    "gb2312",
+    "utf-16",
+    "utf-7",
+    "x-unknown",
+    "",
+    '"utf-8"',
+    "utf-8*en",
+]
+ENCODABLE = ["utf-8", "iso-8859-1", "windows-1252", "koi8-r", "shift_jis", "utf-16", "utf-7"]
+TRANSFER_ENCODINGS = ["7bit", "8bit", "binary", "base64", "quoted-printable", "x-uuencode", "bogus"]
+CONTENT_TYPES = [
+    "text/plain",
+    "text/plain",
+    "text/html",
+    "text/html",
+    "text/calendar",
+    "application/pdf",
+    "application/octet-stream",
+    "image/png",
+    "message/delivery-status",
+    "multipart/mixed",  # a multipart without a boundary
+    "/",
+    "",
+]
+# Plain text with the things the parser hunts for: links, codes, dates, markup.
+WORDS = st.sampled_from(
+    [
+        "https://example.test/a?b=1&c=2",
+        "HTTP://EXAMPLE.TEST/UP",
+        "http://x.test/(y)",
+        "(https://example.test/p).",
+        "<https://example.test/q>",
+        "https://",
+        "www.example.test",
+        "482913",
+        "AB12CD",
+        "Nov 22, 2026",
+        "© 2026",
+        "$1234",
+        "<a href='https://example.test/h'>x</a>",
+        '<a href="https://example.test/&amp;">',
+        "<!--",
+        "<script>",
+        "&#xd800;",
+        "=?utf-8?q?hi?=",
+        "..",
+        ".",
+        "--",
+        "\t",
+        " ",
+        "\n",
+        "\r",
+        "\r\n",
+    ]
+)
+TEXT = st.one_of(
+    st.text(max_size=40),
+    st.lists(st.one_of(WORDS, st.text(max_size=8)), max_size=12).map(" ".join),
+)
+
+
+def _encode_text(text: str, charset: str) -> bytes:
+    try:
+        return text.encode(charset or "utf-8", "replace")
+    except LookupError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+@st.composite
+def encoded_words(draw: st.DrawFn) -> str:
+    """An RFC 2047 encoded word: well formed, or broken in one of the usual ways."""
+    charset = draw(st.sampled_from(CHARSETS)) or "utf-8"
+    data = _encode_text(draw(TEXT), charset.strip('"').split("*")[0])
+    if draw(st.booleans()):
+        encoding, payload = "B", base64.b64encode(data).decode()
+        payload = payload[: draw(st.integers(0, len(payload)))]  # maybe cut short
+    else:
+        encoding = "Q"
+        payload = binascii.b2a_qp(data, header=True).decode("ascii").replace("\n", "")
+    return f"=?{charset}?{draw(st.sampled_from([encoding, encoding.lower()]))}?{payload}?="
+
+
+HEADER_TEXT = st.lists(
+    st.one_of(
+        TEXT.map(lambda text: text.encode("utf-8", "surrogatepass")),
+        encoded_words().map(str.encode),
+        st.binary(max_size=12),  # raw 8-bit, control characters, stray CR/LF
+        st.sampled_from([b'"', b"<", b">", b",", b";", b":", b"@", b"\r\n ", b"\r\n\t", b"\\"]),
+    ),
+    max_size=6,
+).map(b"".join)
+
+ADDRESS = st.one_of(
+    st.sampled_from([b"a@example.test", b"<b@example.test>", b"undisclosed-recipients:;", b""]),
+    st.tuples(HEADER_TEXT, st.sampled_from([b"x@example.test", "é@exämple.test".encode()])).map(
+        lambda pair: b'"' + pair[0] + b'" <' + pair[1] + b">"
+    ),
+    HEADER_TEXT,
+)
+TOP_HEADERS = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from([b"From", b"To", b"Cc", b"Reply-To", b"Sender"]), ADDRESS),
+        st.tuples(st.sampled_from([b"Subject", b"X-Anything", b"Message-ID"]), HEADER_TEXT),
+        st.tuples(
+            st.just(b"Date"),
+            st.sampled_from(
+                [b"Sun, 22 Nov 2026 02:18:31 +0100", b"22 Nov 2026 02:18 -0000", b"yesterday", b""]
+            ),
+        ),
+        st.tuples(st.binary(min_size=1, max_size=10), st.binary(max_size=20)),  # junk names
+    ),
+    max_size=8,
+)
+
+
+def _header_block(headers: list[tuple[bytes, bytes]], eol: bytes) -> bytes:
+    return b"".join(name + b": " + value + eol for name, value in headers)
+
+
+FILENAMES = st.one_of(
+    st.text(max_size=12).map(lambda text: b'"' + text.encode("utf-8", "surrogatepass") + b'"'),
+    encoded_words().map(lambda word: b'"' + word.encode() + b'"'),
+    st.tuples(st.sampled_from(["utf-8", "iso-8859-1", "x-unknown", ""]), st.text(max_size=8)).map(
+        # RFC 2231, percent-encoded UTF-8 whatever the charset says
+        lambda pair: f"*={pair[0]}''{quote(pair[1], safe='')}".encode()
+    ),
+    st.binary(max_size=12),
+    st.just(b'"../../etc/passwd"'),
+)
+
+
+def _params(draw: st.DrawFn, charset: str, name: str) -> bytes:
+    """``; charset=...`` (the true one or any other) and maybe ``; name=...``/``; filename=...``."""
+    params = b""
+    if draw(st.booleans()):
+        declared = draw(st.one_of(st.just(charset), st.sampled_from(CHARSETS)))
+        params += b"; charset=" + declared.encode()
+    if draw(st.integers(0, 3)) == 0:
+        filename = draw(FILENAMES)
+        params += b"; " + name.encode() + (b"" if filename.startswith(b"*") else b"=") + filename
+    return params
+
+
+@st.composite
+def leaf_parts(draw: st.DrawFn, eol: bytes) -> bytes:
+    """A single-part entity: its headers, a blank line and a body in some transfer encoding."""
+    content_type = draw(st.sampled_from(CONTENT_TYPES))
+    encoding = draw(st.sampled_from(TRANSFER_ENCODINGS))
+    charset = draw(st.sampled_from(ENCODABLE))
+    data = draw(
+        st.one_of(TEXT.map(lambda text: _encode_text(text, charset)), st.binary(max_size=80))
+    )
+    if encoding == "base64" and draw(st.booleans()):
+        body = base64.encodebytes(data).replace(b"\n", eol)
+    elif encoding == "quoted-printable" and draw(st.booleans()):
+        body = binascii.b2a_qp(data).replace(b"\n", eol)
+    else:
+        body = data  # undeclared 8-bit, or not encoded as declared
+    headers: list[tuple[bytes, bytes]] = []
+    if content_type or draw(st.booleans()):
+        headers.append((b"Content-Type", content_type.encode() + _params(draw, charset, "name")))
+    headers.append((b"Content-Transfer-Encoding", encoding.encode()))
+    disposition = draw(st.sampled_from([None, None, None, b"inline", b"attachment", b";;;="]))
+    if disposition is not None:
+        headers.append((b"Content-Disposition", disposition + _params(draw, charset, "filename")))
+    if draw(st.booleans()):
+        headers.append((b"Content-ID", b"<" + draw(HEADER_TEXT) + b">"))
+    return _header_block(headers, eol) + eol + body
+
+
+BOUNDARY = st.one_of(
+    st.text(
+        alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'()+_,-./:=? ",
+        min_size=1,
+        max_size=70,
+    ).map(str.encode),
+    st.binary(max_size=10),  # empty, 8-bit or otherwise broken
+)
+
+
+def _multipart(draw: st.DrawFn, children: list[bytes], eol: bytes) -> bytes:
+    subtype = draw(st.sampled_from([b"mixed", b"alternative", b"related", b"digest", b"report"]))
+    boundary = draw(BOUNDARY)
+    quoted = draw(st.booleans())
+    header = b"Content-Type: multipart/" + subtype + b"; boundary="
+    header += (b'"' + boundary + b'"' if quoted else boundary) + eol
+    preamble = draw(st.sampled_from([b"", b"This is a multi-part message." + eol]))
+    body = preamble + b"".join(b"--" + boundary + eol + child + eol for child in children)
+    if draw(st.booleans()):  # the closing delimiter is often forgotten
+        body += b"--" + boundary + b"--" + eol + draw(st.sampled_from([b"", b"epilogue" + eol]))
+    return header + eol + body
+
+
+@st.composite
+def mime_messages(draw: st.DrawFn) -> bytes:
+    """A whole message: top-level headers and a tree of parts, nested a few levels deep."""
+    eol = draw(st.sampled_from([b"\r\n", b"\n", b"\r\n", b"\r"]))
+    body = draw(_trees(eol, depth=draw(st.integers(0, 4))))
+    return _header_block(draw(TOP_HEADERS), eol) + b"MIME-Version: 1.0" + eol + body
+
+
+def _trees(eol: bytes, depth: int) -> st.SearchStrategy[bytes]:
+    leaf = leaf_parts(eol)
+    if depth == 0:
+        return leaf
+
+    @st.composite
+    def node(draw: st.DrawFn) -> bytes:
+        kind = draw(st.sampled_from(["leaf", "multipart", "multipart", "rfc822"]))
+        if kind == "leaf":
+            return draw(leaf)
+        if kind == "rfc822":
+            inner = draw(_header_block_strategy(eol)) + draw(_trees(eol, depth - 1))
+            return b"Content-Type: message/rfc822" + eol + eol + inner
+        children = draw(st.lists(_trees(eol, depth - 1), max_size=3))
+        return _multipart(draw, children, eol)
+
+    return node()
+
+
+def _header_block_strategy(eol: bytes) -> st.SearchStrategy[bytes]:
+    return TOP_HEADERS.map(lambda headers: _header_block(headers, eol))
+
+
+@settings(
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(mime_messages())
+# Bytes that decode to lone surrogates under the declared charset (UTF-7, UTF-16,
+# UTF-8 of U+D800), in a header's encoded word, a filename and the body.
+@example(b"Subject: =?utf-7?q?+2AA-?= =?utf-8?b?7aCA?=\r\n\r\n")
+@example(b"Content-Type: text/plain; charset=utf-7\r\n\r\n+2AA- https://x.test/+2AA-\r\n")
+@example(b"Content-Type: text/html; charset=utf-16-le\r\n\r\n\x00\xd8<\x00")
+@example(b"Content-Disposition: attachment; filename*=utf-7''%2B2AA-\r\n\r\nx")
+def test_parser_survives_plausible_mime(raw: bytes) -> None:
+    _check_parsed(raw, _timed_parse(raw))
+
+
+# --- the DATA path, over a real server ----------------------------------------
+
+MAX_LINE = 998  # RFC 5321 4.5.3.1.6: 1000 octets with the CRLF, the stuffed dot not counted
+SMTPLIB_MAX_LINE = 400  # smtplib also stuffs dots after bare LFs, which can double a line
+
+LINE_PIECES = st.sampled_from(
+    [
+        b"",
+        b".",
+        b"..",
+        b". ",
+        b".\r",
+        b".\n",
+        b"\r",
+        b"\n",
+        b"\n.",
+        b"\r.",
+        b"\r\r",
+        b"\n\n",
+        b"\x00",
+    ]
+)
+
+
+def _lines(max_line: int) -> st.SearchStrategy[list[bytes]]:
+    long_line = st.builds(
+        lambda head, size: (head + b"x" * size)[:max_line],
+        st.sampled_from([b"", b".", b"\n.", b"\r"]),
+        st.integers(max_line - 20, max_line),
+    )
+    line = st.one_of(
+        st.binary(max_size=60),
+        LINE_PIECES,
+        st.lists(LINE_PIECES, max_size=6).map(b"".join),
+        long_line,
+    )
+    # A CRLF inside a generated piece only ever splits a line into shorter ones.
+    return st.lists(line.map(lambda data: data[:max_line]), max_size=30)
+
+
+@st.composite
+def _bodies(draw: st.DrawFn, max_line: int) -> bytes:
+    lines = draw(_lines(max_line))
+    ending = draw(st.sampled_from([b"", CRLF, b"\r", b"\n", CRLF + CRLF]))
+    if lines and ending in (b"\r", b"\n"):
+        lines[-1] = lines[-1][: max_line - 1]  # the bare CR or LF joins the last line
+    return CRLF.join(lines) + ending
+
+
+def _stored(wire: bytes) -> bytes:
+    """What RFC 5321 4.5.2 makes of DATA lines (terminator excluded): one leading dot removed."""
+    assert wire.endswith(CRLF) or not wire
+    lines = wire.split(CRLF)[:-1]
+    return b"".join((line[1:] if line.startswith(b".") else line) + CRLF for line in lines)
+
+
+def _dot_stuffed(body: bytes) -> bytes:
+    """The DATA lines for ``body``, ending in CRLF (added when missing), dots doubled."""
+    if body and not body.endswith(CRLF):
+        body += CRLF
+    lines = body.split(CRLF)[:-1]
+    return b"".join((b"." + line if line.startswith(b".") else line) + CRLF for line in lines)
+
+
+def _smtplib_wire(body: bytes | str) -> bytes:
+    """The DATA lines smtplib's sendmail() writes for ``body`` (see SMTP.sendmail and .data).
+
+    Text has its line endings made CRLF first; bytes are sent as they are. Both
+    then have a dot doubled at the start of each line, also after a bare LF.
+    """
+    if isinstance(body, str):
+        body = re.sub(r"(?:\r\n|\n|\r(?!\n))", "\r\n", body).encode("ascii")  # _fix_eols
+    quoted = re.sub(rb"(?m)^\.", b"..", body)  # _quote_periods
+    return quoted if quoted.endswith(CRLF) else quoted + CRLF
+
+
+@pytest.fixture(scope="module")
+def data_server() -> Iterator[InboxServer]:
+    """A server for this module only."""
+    with InboxServer() as server:
+        yield server
+
+
+def _generate(server: InboxServer, http: requests.Session) -> str:
+    response = http.post(server.api_url + "/generate", timeout=10)
+    assert response.status_code == 201, response.text
+    email: str = response.json()["email"]
+    return email
+
+
+def _assert_stored(
+    server: InboxServer, http: requests.Session, email: str, expected: bytes
+) -> None:
+    listed = http.get(f"{server.api_url}/messages/{email}", timeout=10)
+    assert listed.status_code == 200, listed.text
+    assert listed.headers["content-type"].startswith("application/json")
+    messages = json.loads(listed.content.decode("utf-8"))  # strict UTF-8, then JSON
+    assert isinstance(messages, list)
+    assert len(messages) == 1
+    assert messages[0]["size"] == len(expected)
+    assert messages[0]["envelope"]["rcpt_to"] == [email]
+    raw = http.get(f"{server.api_url}/messages/{email}/{messages[0]['id']}/raw", timeout=10)
+    assert raw.status_code == 200
+    assert raw.content == expected
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_bodies(MAX_LINE))
+@example(b"")
+@example(b"." + b"x" * (MAX_LINE - 1) + CRLF)  # the longest line, plus its stuffed dot
+@example(b".\r\n..\r\n.\n.\r\n\r.\r\n")  # lone dots, and dots after bare CR/LF
+@example(b"a\n.\nb\r\n.\rc")  # "<LF>.<LF>" must not end DATA (SMTP smuggling)
+def test_data_is_stored_exactly_as_sent_raw(
+    data_server: InboxServer, http: requests.Session, body: bytes
+) -> None:
+    email = _generate(data_server, http)
+    wire = _dot_stuffed(body)
+    assert max(map(len, wire.split(CRLF)), default=0) <= MAX_LINE + 1
+    client = RawSMTP(data_server.smtp_host, data_server.smtp_port)
+    try:
+        assert client.command("EHLO " + CLIENT_NAME)[0] == 250
+        assert client.command("MAIL FROM:<sender@example.test>")[0] == 250
+        assert client.command(f"RCPT TO:<{email}>")[0] == 250
+        assert client.command("DATA")[0] == 354
+        client.send(wire + b".\r\n")  # one write: no waiting on a delayed ACK
+        code, text = client.reply()
+        assert code == 250, text
+        assert client.command("QUIT")[0] == 221
+    finally:
+        client.close()
+    assert _stored(wire) == (body if not body or body.endswith(CRLF) else body + CRLF)
+    _assert_stored(data_server, http, email, _stored(wire))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_bodies(SMTPLIB_MAX_LINE), st.booleans())
+@example(b"a\n.b\r\n.c", False)  # smtplib doubles the dot after the bare LF too; one comes off
+@example(b"a\n.b\r.c\r\n", True)  # as text, the bare LF and CR become CRLF first
+def test_data_sent_by_smtplib_is_stored_as_smtplib_sent_it(
+    data_server: InboxServer, http: requests.Session, data: bytes, as_text: bool
+) -> None:
+    email = _generate(data_server, http)
+    body: bytes | str = data.decode("ascii") if as_text and data.isascii() else data
+    with smtplib.SMTP(
+        data_server.smtp_host, data_server.smtp_port, local_hostname=CLIENT_NAME, timeout=10
+    ) as client:
+        refused = client.sendmail("sender@example.test", [email], body)
+    assert refused == {}
+    _assert_stored(data_server, http, email, _stored(_smtplib_wire(body)))
