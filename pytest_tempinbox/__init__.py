@@ -24,7 +24,8 @@ from .errors import (
 from .models import Address, Attachment, Envelope, Message
 
 if TYPE_CHECKING:
-    from .client import Inbox, TempInboxClient
+    from .client import TempInboxClient
+    from .inbox import Inbox
     from .server import InboxServer
 
 __version__ = "0.1.0"
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-_LAZY = {"Inbox": "client", "TempInboxClient": "client", "InboxServer": "server"}
+_LAZY = {"Inbox": "inbox", "TempInboxClient": "client", "InboxServer": "server"}
 
 
 def __getattr__(name: str) -> Any:

@@ -8,14 +8,15 @@ package's exceptions, never a bare ``requests`` one.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote, urlsplit
 
-from .errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError, WaitTimeout
+from .errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError
+from .inbox import Inbox, describe
 from .models import Message
 from .transport import Answer, Transport
 
@@ -24,13 +25,22 @@ if TYPE_CHECKING:
 
 __all__ = ["HTTPTransport", "Inbox", "TempInboxClient", "describe"]
 
-MAX_WAIT = 60.0  # the longest long-poll the server accepts
 # Extra time for the HTTP answer of a long-poll to come back, past its wait.
 _NETWORK_MARGIN = 10.0
 
 
+Result = TypeVar("Result")
+
+
 class HTTPTransport:
-    """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`."""
+    """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`.
+
+    Awaited, a request runs in a worker thread, so the caller's event loop goes
+    on; cancelling the caller does not end the request (it is not
+    ``cancellable``), so waits keep their long-polls short.
+    """
+
+    cancellable = False
 
     def __init__(self, api_url: str, session: requests.Session | None = None) -> None:
         import requests  # here, so that the in-process transport never pays for it
@@ -63,9 +73,36 @@ class HTTPTransport:
         content_type = response.headers.get("content-type", "").split(";")[0].strip()
         return Answer(response.status_code, content_type, response.content)
 
+    async def request_async(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float,
+    ) -> Answer:
+        """Like :meth:`request`, in a worker thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            None, lambda: self.request(method, path, params=params, body=body, timeout=timeout)
+        )
+
     def close(self) -> None:
         """Close the pooled connections."""
         self.session.close()
+
+
+@dataclass(frozen=True)
+class _Call(Generic[Result]):
+    """One API call, described apart from how it is carried (blocking or awaited)."""
+
+    method: str
+    path: str
+    read: Callable[[Answer], Result]
+    params: Mapping[str, str] | None = None
+    body: bytes | None = None
+    timeout: float | None = None
 
 
 class TempInboxClient:
@@ -74,8 +111,10 @@ class TempInboxClient:
     Requests go over HTTP through one pooled :class:`requests.Session`, unless a
     ``transport`` is given (the plugin passes a
     :class:`~pytest_tempinbox.transport.LocalTransport` when the server runs in the
-    same process). ``timeout`` bounds each call that does not long-poll. Use it as
-    a context manager, or call :meth:`close`, to release its connections.
+    same process). ``timeout`` bounds each call that does not long-poll. Every
+    method has an awaitable twin named ``..._async`` for ``async def`` tests,
+    with the same results and errors. Use it as a context manager, or call
+    :meth:`close`, to release its connections.
     """
 
     def __init__(
@@ -87,15 +126,19 @@ class TempInboxClient:
 
     def info(self) -> dict[str, Any]:
         """Return ``GET /api/info``: the version, the SMTP listener, domains and limits."""
-        info: dict[str, Any] = self._call("GET", "/info").json()
-        return info
+        return self._run(self._info())
+
+    async def info_async(self) -> dict[str, Any]:
+        """Like :meth:`info`, awaitable."""
+        return await self._run_async(self._info())
 
     def generate(self, prefix: str | None = None, domain: str | None = None) -> Inbox:
         """Create an inbox at a brand new address and return its handle."""
-        options = {key: value for key, value in (("prefix", prefix), ("domain", domain)) if value}
-        body = json.dumps(options).encode() if options else None
-        data = self._call("POST", "/generate", body=body).json()
-        return Inbox(data["email"], self)
+        return self._run(self._generate(prefix, domain))
+
+    async def generate_async(self, prefix: str | None = None, domain: str | None = None) -> Inbox:
+        """Like :meth:`generate`, awaitable."""
+        return await self._run_async(self._generate(prefix, domain))
 
     def messages(
         self, email: str, *, after: str | None = None, wait: float | None = None
@@ -105,34 +148,48 @@ class TempInboxClient:
         ``after`` keeps only those received after the message with that id;
         ``wait`` (0-60 s) holds the call until there is one, or the time is up.
         """
-        params: dict[str, str] = {}
-        if after is not None:
-            params["after"] = after
-        timeout = self.timeout
-        if wait:
-            params["wait"] = f"{wait:.3f}"
-            timeout = wait + _NETWORK_MARGIN
-        answer = self._call("GET", f"/messages/{_quote(email)}", params=params, timeout=timeout)
-        return [Message.from_json(item, source=self) for item in answer.json()]
+        return self._run(self._messages(email, after, wait))
+
+    async def messages_async(
+        self, email: str, *, after: str | None = None, wait: float | None = None
+    ) -> list[Message]:
+        """Like :meth:`messages`, awaitable: the event loop runs while it waits."""
+        return await self._run_async(self._messages(email, after, wait))
 
     def message(self, email: str, id: str) -> Message:
         """Return one message of the inbox."""
-        answer = self._call("GET", f"/messages/{_quote(email)}/{_quote(id)}")
-        return Message.from_json(answer.json(), source=self)
+        return self._run(self._message(email, id))
+
+    async def message_async(self, email: str, id: str) -> Message:
+        """Like :meth:`message`, awaitable."""
+        return await self._run_async(self._message(email, id))
 
     def raw(self, email: str, id: str) -> bytes:
         """Return a message exactly as the server received it."""
-        return self._call("GET", f"/messages/{_quote(email)}/{_quote(id)}/raw").content
+        return self._run(_Call("GET", f"/messages/{_quote(email)}/{_quote(id)}/raw", _content))
+
+    async def raw_async(self, email: str, id: str) -> bytes:
+        """Like :meth:`raw`, awaitable."""
+        path = f"/messages/{_quote(email)}/{_quote(id)}/raw"
+        return await self._run_async(_Call("GET", path, _content))
 
     def attachment(self, email: str, id: str, index: int) -> bytes:
         """Return the decoded bytes of attachment ``index`` of a message."""
         path = f"/messages/{_quote(email)}/{_quote(id)}/attachments/{index}"
-        return self._call("GET", path).content
+        return self._run(_Call("GET", path, _content))
+
+    async def attachment_async(self, email: str, id: str, index: int) -> bytes:
+        """Like :meth:`attachment`, awaitable."""
+        path = f"/messages/{_quote(email)}/{_quote(id)}/attachments/{index}"
+        return await self._run_async(_Call("GET", path, _content))
 
     def delete(self, email: str) -> int:
         """Delete the inbox and its mail; return how many messages were purged."""
-        purged: int = self._call("DELETE", f"/delete/{_quote(email)}").json()["purged"]
-        return purged
+        return self._run(_Call("DELETE", f"/delete/{_quote(email)}", _purged))
+
+    async def delete_async(self, email: str) -> int:
+        """Like :meth:`delete`, awaitable."""
+        return await self._run_async(_Call("DELETE", f"/delete/{_quote(email)}", _purged))
 
     def close(self) -> None:
         """Release the transport's connections."""
@@ -147,21 +204,74 @@ class TempInboxClient:
     def __repr__(self) -> str:
         return f"<TempInboxClient {self.api_url}>"
 
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float | None = None,
-    ) -> Answer:
-        answer = self.transport.request(
-            method, path, params=params, body=body, timeout=timeout or self.timeout
+    def _info(self) -> _Call[dict[str, Any]]:
+        return _Call("GET", "/info", _json_object)
+
+    def _generate(self, prefix: str | None, domain: str | None) -> _Call[Inbox]:
+        options = {key: value for key, value in (("prefix", prefix), ("domain", domain)) if value}
+        body = json.dumps(options).encode() if options else None
+        return _Call(
+            "POST", "/generate", lambda answer: Inbox(answer.json()["email"], self), body=body
         )
+
+    def _messages(self, email: str, after: str | None, wait: float | None) -> _Call[list[Message]]:
+        params: dict[str, str] = {}
+        if after is not None:
+            params["after"] = after
+        timeout = None
+        if wait:
+            params["wait"] = f"{wait:.3f}"
+            timeout = wait + _NETWORK_MARGIN
+
+        def read(answer: Answer) -> list[Message]:
+            return [Message.from_json(item, source=self) for item in answer.json()]
+
+        return _Call("GET", f"/messages/{_quote(email)}", read, params=params, timeout=timeout)
+
+    def _message(self, email: str, id: str) -> _Call[Message]:
+        def read(answer: Answer) -> Message:
+            return Message.from_json(answer.json(), source=self)
+
+        return _Call("GET", f"/messages/{_quote(email)}/{_quote(id)}", read)
+
+    def _run(self, call: _Call[Result]) -> Result:
+        answer = self.transport.request(
+            call.method,
+            call.path,
+            params=call.params,
+            body=call.body,
+            timeout=call.timeout or self.timeout,
+        )
+        return self._read(call, answer)
+
+    async def _run_async(self, call: _Call[Result]) -> Result:
+        answer = await self.transport.request_async(
+            call.method,
+            call.path,
+            params=call.params,
+            body=call.body,
+            timeout=call.timeout or self.timeout,
+        )
+        return self._read(call, answer)
+
+    def _read(self, call: _Call[Result], answer: Answer) -> Result:
         if answer.status >= 400:
-            raise _error_from(answer, f"{method} {self.api_url}{path}")
-        return answer
+            raise _error_from(answer, f"{call.method} {self.api_url}{call.path}")
+        return call.read(answer)
+
+
+def _content(answer: Answer) -> bytes:
+    return answer.content
+
+
+def _purged(answer: Answer) -> int:
+    purged: int = answer.json()["purged"]
+    return purged
+
+
+def _json_object(answer: Answer) -> dict[str, Any]:
+    data: dict[str, Any] = answer.json()
+    return data
 
 
 def _error_from(answer: Answer, request: str) -> TempInboxError:
@@ -183,125 +293,3 @@ def _quote(segment: str) -> str:
 def _is_loopback_url(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     return host == "localhost" or host.startswith("127.") or host == "::1"
-
-
-@dataclass(frozen=True)
-class _Filter:
-    subject: str | None
-    sender: str | None
-    match: Callable[[Message], bool] | None
-
-    def __call__(self, message: Message) -> bool:
-        if self.subject is not None and self.subject not in message.subject:
-            return False
-        if self.sender is not None and (
-            message.sender is None or self.sender.lower() not in message.sender.email.lower()
-        ):
-            return False
-        return self.match is None or bool(self.match(message))
-
-    def __str__(self) -> str:
-        parts = []
-        if self.subject is not None:
-            parts.append(f"subject containing {self.subject!r}")
-        if self.sender is not None:
-            parts.append(f"sender containing {self.sender!r}")
-        if self.match is not None:
-            parts.append(f"match={getattr(self.match, '__name__', repr(self.match))}")
-        return "message with " + " and ".join(parts) if parts else "message"
-
-
-class Inbox:
-    """One disposable address and what it received; ``str(inbox)`` is the address.
-
-    Hand :attr:`address` to the application under test, then read the mail with
-    :meth:`messages` or wait for it with :meth:`wait_for_message`.
-    """
-
-    def __init__(self, address: str, client: TempInboxClient) -> None:
-        self.address = address
-        self.client = client
-
-    def __str__(self) -> str:
-        return self.address
-
-    def __repr__(self) -> str:
-        return f"<Inbox {self.address}>"
-
-    def messages(self) -> list[Message]:
-        """Return every message received so far, oldest first."""
-        return self.client.messages(self.address)
-
-    def wait_for_message(
-        self,
-        *,
-        subject: str | None = None,
-        sender: str | None = None,
-        match: Callable[[Message], bool] | None = None,
-        timeout: float = 10.0,
-    ) -> Message:
-        """Return the first message, oldest first, that passes every given filter.
-
-        ``subject``: the subject contains this text (case-sensitive). ``sender``:
-        the ``From`` address contains this text (case-insensitive). ``match``:
-        this callable returns true for the message. Waits up to ``timeout``
-        seconds with the server's long-poll (no sleeping); then raises
-        :class:`~pytest_tempinbox.errors.WaitTimeout`, whose message lists what
-        the inbox did receive.
-        """
-        wanted = _Filter(subject, sender, match)
-        for batch in self._batches(timeout):
-            for message in batch:
-                if wanted(message):
-                    return message
-        __tracebackhide__ = True
-        raise self._timeout(f"no {wanted}", timeout)
-
-    def wait_for_messages(self, count: int, *, timeout: float = 10.0) -> list[Message]:
-        """Wait until the inbox holds at least ``count`` messages; return them all, oldest first.
-
-        Raises :class:`~pytest_tempinbox.errors.WaitTimeout` when fewer arrived in
-        ``timeout`` seconds.
-        """
-        received: list[Message] = []
-        for batch in self._batches(timeout):
-            received += batch
-            if len(received) >= count:
-                return received
-        __tracebackhide__ = True
-        raise self._timeout(f"fewer than {count} messages", timeout)
-
-    def delete(self) -> int:
-        """Delete the inbox and its mail; return how many messages were purged."""
-        return self.client.delete(self.address)
-
-    def _batches(self, timeout: float) -> Iterator[list[Message]]:
-        # Long-poll with a cursor: each call returns only messages newer than the
-        # last one seen, as soon as one arrives. Ends with a last non-waiting call.
-        deadline = time.monotonic() + timeout
-        cursor: str | None = None
-        while True:
-            remaining = max(0.0, deadline - time.monotonic())
-            batch = self.client.messages(self.address, after=cursor, wait=min(remaining, MAX_WAIT))
-            if batch:
-                cursor = batch[-1].id
-                yield batch
-            elif remaining <= 0:
-                return
-
-    def _timeout(self, what: str, timeout: float) -> WaitTimeout:
-        received = self.messages()
-        lines = [f"{what} arrived at {self.address} within {timeout:g} s;"]
-        if not received:
-            lines.append("the inbox received no mail at all.")
-        else:
-            lines.append(f"the inbox received {len(received)} message(s):")
-            lines += [f"  - {describe(message)}" for message in received]
-        return WaitTimeout("\n".join(lines))
-
-
-def describe(message: Message) -> str:
-    """One line about a message: when it arrived, who sent it, and its subject."""
-    sender = str(message.sender) if message.sender else message.envelope.mail_from or "<>"
-    received = message.received_at.strftime("%H:%M:%S.%f")[:-3]
-    return f"{received} from {sender}: {message.subject!r}"

@@ -7,7 +7,7 @@ the client rebuilds them from the JSON the server sent, and both use
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -48,9 +48,19 @@ class MessageSource(Protocol):
     def attachment(self, email: str, id: str, index: int) -> bytes:
         """Return the decoded bytes of attachment ``index`` of message ``id``."""
 
+    async def raw_async(self, email: str, id: str) -> bytes:
+        """Like :meth:`raw`, awaitable."""
+
+    async def attachment_async(self, email: str, id: str, index: int) -> bytes:
+        """Like :meth:`attachment`, awaitable."""
+
 
 def _unavailable() -> bytes:
     raise TempInboxError("this message was not fetched from a server, so it has no source")
+
+
+async def _unavailable_async() -> bytes:
+    return _unavailable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +99,17 @@ class Attachment:
     content_id: str | None
     inline: bool
     fetch: Callable[[], bytes] = field(default=_unavailable, repr=False, compare=False)
+    fetch_async: Callable[[], Awaitable[bytes]] = field(
+        default=_unavailable_async, repr=False, compare=False
+    )
 
     def content(self) -> bytes:
         """Download the attachment's decoded bytes from the server."""
         return self.fetch()
+
+    async def content_async(self) -> bytes:
+        """Like :meth:`content`, awaitable."""
+        return await self.fetch_async()
 
     def to_json(self) -> JSON:
         """Return the JSON object form."""
@@ -107,11 +124,14 @@ class Attachment:
 
     @classmethod
     def from_json(
-        cls, data: Mapping[str, Any], fetch: Callable[[], bytes] = _unavailable
+        cls,
+        data: Mapping[str, Any],
+        fetch: Callable[[], bytes] = _unavailable,
+        fetch_async: Callable[[], Awaitable[bytes]] = _unavailable_async,
     ) -> Attachment:
         """Build an attachment description from its JSON object form.
 
-        ``fetch`` downloads its bytes (see :meth:`content`).
+        ``fetch`` and ``fetch_async`` download its bytes (see :meth:`content`).
         """
         return cls(
             index=data["index"],
@@ -121,6 +141,7 @@ class Attachment:
             content_id=data.get("content_id"),
             inline=data["inline"],
             fetch=fetch,
+            fetch_async=fetch_async,
         )
 
 
@@ -182,6 +203,12 @@ class Message:
             return _unavailable()
         return self.source.raw(self.inbox, self.id)
 
+    async def raw_async(self) -> bytes:
+        """Like :meth:`raw`, awaitable."""
+        if self.source is None:
+            return _unavailable()
+        return await self.source.raw_async(self.inbox, self.id)
+
     def to_json(self) -> JSON:
         """Return the JSON object form served by ``GET /api/messages/{email}``."""
         return {
@@ -217,10 +244,15 @@ class Message:
         date = data.get("date")
         inbox, id = data["inbox"], data["id"]
 
-        def fetcher(index: int) -> Callable[[], bytes]:
+        def attachment(item: Mapping[str, Any]) -> Attachment:
             if source is None:
-                return _unavailable
-            return lambda: source.attachment(inbox, id, index)
+                return Attachment.from_json(item)
+            index = item["index"]
+            return Attachment.from_json(
+                item,
+                lambda: source.attachment(inbox, id, index),
+                lambda: source.attachment_async(inbox, id, index),
+            )
 
         return cls(
             id=id,
@@ -237,9 +269,7 @@ class Message:
             text=data.get("text"),
             html=data.get("html"),
             headers={name: tuple(values) for name, values in data["headers"].items()},
-            attachments=tuple(
-                Attachment.from_json(item, fetcher(item["index"])) for item in data["attachments"]
-            ),
+            attachments=tuple(attachment(item) for item in data["attachments"]),
             links=tuple(data["links"]),
             codes=tuple(data["codes"]),
             size=data["size"],

@@ -43,7 +43,14 @@ class Answer:
 
 
 class Transport(Protocol):
-    """Carries one request to the API (paths relative to its ``/api`` base) and back."""
+    """Carries one request to the API (paths relative to its ``/api`` base) and back.
+
+    ``request_async`` must not block the caller's event loop. ``cancellable``
+    tells whether cancelling it also ends the request at once; when it does not,
+    callers keep their long-polls short so that a cancelled one ends soon.
+    """
+
+    cancellable: bool
 
     def request(
         self,
@@ -56,6 +63,17 @@ class Transport(Protocol):
     ) -> Answer:
         """Send the request; raise :class:`ServerUnavailable` when there is no answer."""
 
+    async def request_async(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float,
+    ) -> Answer:
+        """Like :meth:`request`, awaitable without blocking the event loop."""
+
     def close(self) -> None:
         """Release what the transport holds."""
 
@@ -67,6 +85,8 @@ class LocalTransport:
     ``Host`` header (so absolute URLs in answers match HTTP's) and its path is the
     prefix of every request.
     """
+
+    cancellable = True
 
     def __init__(self, app: ASGIApp, loop: asyncio.AbstractEventLoop, api_url: str) -> None:
         self.app = app
@@ -86,6 +106,45 @@ class LocalTransport:
         timeout: float,
     ) -> Answer:
         """Run the request through the app; raise :class:`ServerUnavailable` if it cannot."""
+        future = self._submit(method, path, params, body)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise ServerUnavailable(
+                f"{method} {path} failed: no answer within {timeout:g} s"
+            ) from None
+        except concurrent.futures.CancelledError:
+            raise ServerUnavailable(f"{method} {path} failed: the server stopped") from None
+
+    async def request_async(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float,
+    ) -> Answer:
+        """Run the request on the server's loop while the caller's loop goes on.
+
+        Cancelling the caller cancels the request on the server's loop too.
+        """
+        future = asyncio.wrap_future(self._submit(method, path, params, body))
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise ServerUnavailable(
+                f"{method} {path} failed: no answer within {timeout:g} s"
+            ) from None
+
+    def _submit(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+    ) -> concurrent.futures.Future[Answer]:
         raw_path = self._base_path + path
         headers = [(b"host", self._host), (b"content-length", str(len(body or b"")).encode())]
         if body is not None:
@@ -106,19 +165,10 @@ class LocalTransport:
         }
         call = self._call(scope, body or b"")
         try:
-            future = asyncio.run_coroutine_threadsafe(call, self.loop)
+            return asyncio.run_coroutine_threadsafe(call, self.loop)
         except RuntimeError as exc:  # the loop is closed: the server stopped
             call.close()
             raise ServerUnavailable(f"{method} {raw_path} failed: the server is stopped") from exc
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ServerUnavailable(
-                f"{method} {raw_path} failed: no answer within {timeout:g} s"
-            ) from None
-        except concurrent.futures.CancelledError:
-            raise ServerUnavailable(f"{method} {raw_path} failed: the server stopped") from None
 
     def close(self) -> None:
         """Nothing to release: the transport holds no connection."""

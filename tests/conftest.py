@@ -56,3 +56,10 @@ def raw_smtp(server: InboxServer) -> Iterator[RawSMTP]:
     client = RawSMTP(server.smtp_host, server.smtp_port)
     yield client
     client.close()
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester, with pytest-asyncio's loop scope set in the runs it makes (else it warns)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-o asyncio_default_fixture_loop_scope=function")
+    return pytester

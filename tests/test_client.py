@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -9,9 +11,10 @@ from collections.abc import Iterator
 from datetime import timezone
 from typing import Any
 
+import aiosmtplib
 import pytest
 
-from pytest_tempinbox.client import Inbox, TempInboxClient
+from pytest_tempinbox.client import TempInboxClient
 from pytest_tempinbox.errors import (
     InboxNotFound,
     InvalidAddress,
@@ -21,10 +24,11 @@ from pytest_tempinbox.errors import (
     TempInboxError,
     WaitTimeout,
 )
+from pytest_tempinbox.inbox import Inbox
 from pytest_tempinbox.models import Address, Message
 from pytest_tempinbox.server import InboxServer
 
-from .helpers import make_message, send
+from .helpers import CLIENT_NAME, make_message, send
 
 
 @pytest.fixture(scope="module", params=["http", "local"])
@@ -209,3 +213,86 @@ def test_a_message_built_from_json_without_a_client_cannot_download() -> None:
     assert message.to_json() == data
     with pytest.raises(TempInboxError, match="no source"):
         message.raw()
+
+
+# --- the awaitable twins -----------------------------------------------------------------
+
+
+async def send_async(server: InboxServer, to: str, subject: str, delay: float = 0.0) -> None:
+    """Send from a task on the caller's own loop, as an async application does."""
+    await asyncio.sleep(delay)
+    await aiosmtplib.send(
+        make_message(to, subject=subject),
+        hostname=server.smtp_host,
+        port=server.smtp_port,
+        local_hostname=CLIENT_NAME,
+    )
+
+
+def test_wait_for_message_async_lets_the_loop_send_the_mail(
+    server: InboxServer, inbox: Inbox
+) -> None:
+    async def scenario() -> Message:
+        sender = asyncio.create_task(send_async(server, inbox.address, "Welcome", delay=0.2))
+        message = await inbox.wait_for_message_async(subject="Welcome", timeout=20)
+        await sender
+        return message
+
+    assert asyncio.run(scenario()).subject == "Welcome"
+
+
+def test_wait_for_messages_async_and_downloads(server: InboxServer, inbox: Inbox) -> None:
+    message = make_message(inbox.address, subject="with file")
+    message.add_attachment(b"\x00bytes", maintype="application", subtype="octet-stream")
+
+    async def scenario() -> tuple[list[Message], bytes, bytes, list[Message]]:
+        sender = asyncio.create_task(asyncio.to_thread(send, server, message))
+        received = await inbox.wait_for_messages_async(1, timeout=20)
+        await sender
+        raw = await received[0].raw_async()
+        content = await received[0].attachments[0].content_async()
+        return received, raw, content, await inbox.messages_async()
+
+    received, raw, content, listed = asyncio.run(scenario())
+    assert [m.subject for m in received] == ["with file"]
+    assert raw.startswith(b"From: app@example.com")
+    assert content == b"\x00bytes"
+    assert listed == received
+
+
+def test_async_timeouts_say_the_same_as_sync_ones(server: InboxServer, inbox: Inbox) -> None:
+    send(server, make_message(inbox.address, subject="Other", sender="bot@shop.test"))
+    with pytest.raises(WaitTimeout) as sync_error:
+        inbox.wait_for_message(subject="Welcome", timeout=0.2)
+    with pytest.raises(WaitTimeout) as async_error:
+        asyncio.run(inbox.wait_for_message_async(subject="Welcome", timeout=0.2))
+    assert str(async_error.value) == str(sync_error.value)
+
+
+def test_async_errors_are_the_package_errors(client: TempInboxClient, inbox: Inbox) -> None:
+    async def scenario() -> None:
+        assert await inbox.delete_async() == 0
+        await client.messages_async(inbox.address)
+
+    with pytest.raises(InboxNotFound):
+        asyncio.run(scenario())
+    with pytest.raises(InvalidRequest):
+        asyncio.run(client.generate_async(prefix="Bad Prefix"))
+
+
+def test_cancelling_an_async_wait_ends_it_at_once(
+    server: InboxServer, client: TempInboxClient, inbox: Inbox
+) -> None:
+    async def scenario() -> float:
+        started = time.monotonic()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(inbox.wait_for_message_async(timeout=30), 0.3)
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) < 2
+    # Nothing is left waiting on the server: the local transport cancels the
+    # request itself; over HTTP, the last long-poll is at most a second long.
+    deadline = time.monotonic() + 3
+    while server.store.get(inbox.address).waiters and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.store.get(inbox.address).waiters == set()

@@ -35,7 +35,8 @@ def test_importing_the_package_does_not_import_the_server_stack() -> None:
 
 
 def test_the_server_and_client_load_on_first_use() -> None:
-    from pytest_tempinbox.client import Inbox, TempInboxClient
+    from pytest_tempinbox.client import TempInboxClient
+    from pytest_tempinbox.inbox import Inbox
     from pytest_tempinbox.server import InboxServer
 
     assert pytest_tempinbox.InboxServer is InboxServer

@@ -49,7 +49,7 @@ def _strings(value: object, where: str = "") -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{where}[{index}]")
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for field in dataclasses.fields(value):
-            if field.name != "fetch":  # an attachment's download callback
+            if field.name not in ("fetch", "fetch_async"):  # download callbacks
                 yield from _strings(getattr(value, field.name), f"{where}.{field.name}")
     else:
         assert value is None or isinstance(value, (int, datetime)), (where, value)
