@@ -7,9 +7,12 @@ broken, or left unread, is told in :attr:`ParsedMessage.defects`.
 
 The structure is parsed with the ``compat32`` policy, which is about ten times
 faster than ``email.policy.default`` and never raises on a header; headers are
-decoded here, and only those that need it. Every string handed out goes through
-:func:`_clean`, so none carries a lone surrogate and all survive ``json.dumps``
-followed by ``.encode("utf-8")``.
+decoded by this package, and only those that need it. This module reads the
+structure and the payloads; :mod:`pytest_tempinbox._headers` reads addresses,
+dates and the header map, and :mod:`pytest_tempinbox._decode` decodes text and
+keeps the parse's clock. Every string handed out goes through
+:func:`pytest_tempinbox._decode.clean`, so none carries a lone surrogate and all
+survive ``json.dumps`` followed by ``.encode("utf-8")``.
 
 No input may make a parse run away: the work is bounded by a time budget,
 checked between bounded steps (a few KiB of input, one part, one header), and
@@ -18,22 +21,21 @@ by caps on size where those are cheaper than the clock.
 
 from __future__ import annotations
 
-import binascii
-import codecs
-import inspect
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from email.errors import InvalidBase64LengthDefect
 from email.feedparser import BytesFeedParser
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import compat32
-from email.utils import decode_params, getaddresses, parsedate_to_datetime
+from email.utils import decode_params
 from typing import Any
 
+from ._decode import ParseRun, b64decode, clean, header_text, slow, to_text, unfold
 from ._extract import find_codes, html_links, html_text, text_links
+from ._headers import addresses, header_map, parse_date
 from .errors import AttachmentNotFound
 from .models import Address, Attachment
 
@@ -43,13 +45,7 @@ __all__ = ["MAX_ATTACHMENTS", "ParsedMessage", "attachment_payload", "parse_mess
 MAX_ATTACHMENTS = 2000
 _SEARCH_LIMIT = 1 << 20  # characters of each body searched for links and codes
 _PARAMS_LIMIT = 16 << 10  # characters of a header searched for MIME parameters
-_ADDRESS_PIECE = 16 << 10  # longer address headers are read a piece at a time
 _FEED_CHUNK = 4096
-# Reading the structure may take this share of the budget, so that the headers,
-# the bodies and their links get the rest: they matter more than the ten
-# thousandth part. A real 10 MB message takes about a quarter of the budget.
-_FEED_SHARE = 0.5
-_MAX_DEFECTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,301 +80,8 @@ class ParsedMessage:
     defects: tuple[str, ...] = ()
 
 
-class _Run:
-    """One parse's clock, and the defects noted on the way."""
-
-    def __init__(self, budget: float) -> None:
-        self.budget = budget if budget > 0 else 0.0  # also NaN
-        started = time.monotonic()
-        self.deadline = started + self.budget
-        self.feed_deadline = started + self.budget * _FEED_SHARE
-        self.notes: list[str] = []
-        self.cuts: list[str] = []  # what the budget left undone
-        self.feed_cut = False
-
-    def expired(self) -> bool:
-        return time.monotonic() > self.deadline
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-
-    def cut(self, text: str) -> None:
-        self.cuts.append(text)
-
-    def defects(self) -> tuple[str, ...]:
-        found = list(dict.fromkeys(self.notes))
-        if self.cuts:
-            cuts = "; ".join(dict.fromkeys(self.cuts))
-            found.insert(0, f"parse budget of {self.budget:g} s exceeded: {cuts}")
-        if len(found) > _MAX_DEFECTS:
-            found[_MAX_DEFECTS - 1 :] = [f"{len(found) - _MAX_DEFECTS + 1} more defects not listed"]
-        return tuple(found)
-
-
 def _part_name(path: str) -> str:
     return f"part {path}" if path else "the body"
-
-
-def _header_name(name: str) -> str:
-    return f"header {name[:40]!r}"
-
-
-# --- text: surrogates, charsets, encoded words --------------------------------
-
-_FOREIGN_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
-_ESCAPED_TO_LATIN1 = {0xDC00 + byte: byte for byte in range(0x80, 0x100)}
-_DECODED = re.compile("[\x80-\ud7ff\ue000-\U0010ffff]")  # non-ASCII, and not a byte
-
-
-def _clean(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
-        return text
-    # Bytes the ASCII-based parser could not read come back surrogateescape'd
-    # (U+DC80-U+DCFF): raw UTF-8 (RFC 6532) headers, or undeclared 8-bit text.
-    # Their UTF-8 sequences decode as such and any other byte as latin-1, at C
-    # speed: a Python callback per run of bytes takes seconds on a 10 MB header.
-    text = _FOREIGN_SURROGATES.sub("\ufffd", text)  # never stood for a byte
-    data = text.encode("utf-8", "surrogateescape")
-    decoded = data.decode("utf-8", "surrogateescape")
-    if not _DECODED.search(decoded):  # no UTF-8 at all: every byte stands for itself
-        return data.decode("latin-1")
-    return decoded.translate(_ESCAPED_TO_LATIN1)  # both: slower, but rare
-
-
-def _undeclared_8bit(text: str) -> bool:
-    """Tell whether text from the ASCII-based parser holds bytes that are not UTF-8."""
-    try:
-        text.encode("utf-8", "surrogateescape").decode("utf-8")
-    except UnicodeError:
-        return True
-    return False
-
-
-# Quadratic time: 400 KB of body declared "punycode" take seconds to decode.
-_SLOW_CODECS = frozenset({"punycode"})
-
-
-def _codec(charset: str | None) -> str | None:
-    """Return Python's name for a charset, or None when it is unknown or too slow."""
-    try:
-        name = codecs.lookup(charset or "").name
-    except Exception:  # LookupError, or ValueError for a name with a NUL
-        return None
-    return None if name in _SLOW_CODECS else name
-
-
-def _slow(charset: str | None) -> bool:
-    try:
-        return codecs.lookup(charset or "").name in _SLOW_CODECS
-    except Exception:
-        return False
-
-
-def _to_text(data: bytes, charset: str | None, run: _Run | None = None, where: str = "") -> str:
-    # Declared charsets lie (us-ascii over UTF-8) or are unknown to Python; the
-    # last resort, latin-1, cannot fail.
-    name = _clean(charset.strip().strip("\"'"))[:40] if charset else ""
-    problem = ""
-    if name:
-        codec = _codec(name)
-        if codec is None:
-            problem = f"{'unsupported' if _slow(name) else 'unknown'} charset {name!r}"
-        else:
-            try:
-                return data.decode(codec)
-            except (LookupError, UnicodeError, ValueError, TypeError):
-                problem = f"{where} is not valid {name!r}"
-    try:
-        text, used = data.decode("utf-8"), "UTF-8"
-    except UnicodeDecodeError:
-        text, used = data.decode("latin-1"), "latin-1"
-    if run is not None:
-        if problem:
-            run.note(f"{problem}, decoded as {used}")
-        elif used == "latin-1":
-            run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
-    return text
-
-
-def _b64decode(data: bytes) -> bytes:
-    try:
-        return binascii.a2b_base64(data)  # lenient about junk, strict about length
-    except binascii.Error:
-        pass
-    data = re.sub(rb"[^A-Za-z0-9+/]", b"", data)
-    data = data[: len(data) - len(data) % 4] if len(data) % 4 == 1 else data
-    try:
-        return binascii.a2b_base64(data + b"=" * (-len(data) % 4))
-    except binascii.Error:
-        return b""
-
-
-_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([\x21-\x3e\x40-\x7e]*)\?=")
-
-
-def _decode_words(value: str, run: _Run | None = None, where: str = "a header") -> str:
-    """Decode RFC 2047 encoded words, leniently: bad ones decode as best they can."""
-    if "=?" not in value:
-        return value
-    pieces: list[str] = []
-    pending = bytearray()
-    pending_charset = ""
-    position = 0
-    for count, match in enumerate(_ENCODED_WORD.finditer(value), 1):
-        if run is not None and not count % 1024 and run.expired():
-            run.cut(f"encoded words in {where} decoded only in part")
-            break
-        gap = value[position : match.start()]
-        charset = match.group(1).split("*", 1)[0]  # drop an RFC 2231 language tag
-        adjacent = bool(pending_charset) and (not gap or gap.isspace())
-        if not adjacent or charset.lower() != pending_charset.lower():
-            # Adjacent words of one charset are joined as bytes first, because
-            # encoders split multi-byte characters across words.
-            if pending_charset:
-                pieces.append(_to_text(bytes(pending), pending_charset, run, where))
-                pending.clear()
-            if not adjacent:
-                pieces.append(gap)
-        encoded = match.group(3).encode("ascii")
-        if match.group(2) in "bB":
-            pending += _b64decode(encoded)
-        else:
-            pending += binascii.a2b_qp(encoded, header=True)
-        pending_charset = charset
-        position = match.end()
-    if pending_charset:
-        pieces.append(_to_text(bytes(pending), pending_charset, run, where))
-    pieces.append(value[position:])
-    return "".join(pieces)
-
-
-def _unfold(value: object) -> str:
-    # Folding only ever inserts a line break before whitespace, so dropping the
-    # breaks restores the original line.
-    return str(value).replace("\r", "").replace("\n", "").strip()
-
-
-def _header_text(value: object, run: _Run | None = None, where: str = "a header") -> str:
-    unfolded = _unfold(value)
-    if run is not None and not unfolded.isascii() and _undeclared_8bit(unfolded):
-        run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
-    unfolded = _clean(unfolded)
-    try:
-        return _clean(_decode_words(unfolded, run, where)).strip()
-    except Exception:  # a bug in the decoder must not cost the header
-        if run is not None:
-            run.note(f"{where} could not be decoded, served raw")
-        return unfolded
-
-
-# --- headers -----------------------------------------------------------------
-
-# Since 3.13 (and security releases of older branches) getaddresses() discards a
-# whole header it finds suspicious; salvaging what it can is more useful here.
-_GETADDRESSES_OPTIONS: dict[str, Any] = (
-    {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
-)
-# Up to the next comma outside a quoted string (possessive, so linear).
-_TO_COMMA = re.compile(r'(?:[^",]++|"[^"]*+"?)*+')
-_EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
-
-
-def _address_pieces(text: str) -> list[str]:
-    """Split a long address header at commas, so each piece is read in bounded time."""
-    pieces = []
-    start = 0
-    while len(text) - start > _ADDRESS_PIECE:
-        position = start + _ADDRESS_PIECE
-        if text.count('"', start, position) % 2:  # inside a quoted string
-            close = text.find('"', position)
-            position = len(text) if close < 0 else close + 1
-        match = _TO_COMMA.match(text, position)  # always matches, if only ""
-        end = match.end() if match else len(text)
-        pieces.append(text[start:end])
-        start = end + 1
-    pieces.append(text[start:])
-    return pieces
-
-
-def _addresses(name: str, values: list[str], run: _Run) -> tuple[Address, ...]:
-    found: list[Address] = []
-    where = _header_name(name)
-    pieces = 0
-    for value in values:  # one by one, so a broken header spoils only itself
-        text = _clean(_unfold(value))
-        readable = skipped = False
-        for piece in _address_pieces(text):
-            pieces += 1
-            if pieces > 1 and run.expired():  # the first 16 KiB are read in any case
-                run.cut(f"addresses in {where} after the first {len(found):,} not read")
-                return tuple(found)
-            if len(piece) > 4 * _ADDRESS_PIECE:
-                run.note(f"{where} holds over 64 KiB without a comma, not read as addresses")
-                skipped = True
-                continue
-            try:
-                pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
-            except Exception:
-                continue
-            for display, email in pairs:
-                email = _clean(email).strip()
-                if email:
-                    readable = True
-                    shown = _header_text(display, run, where) if display else ""
-                    found.append(Address(name=shown or None, email=email))
-        if not (readable or skipped or not text or _EMPTY_GROUP.fullmatch(text)):
-            run.note(f"{where} could not be parsed, served raw")
-    return tuple(found)
-
-
-def _date(value: str) -> datetime | None:
-    try:
-        # A date is short; splitting megabytes into words only to ignore them is not.
-        moment = parsedate_to_datetime(_clean(_unfold(value[:1024])))
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    # RFC 5322 reads "-0000" as "UTC, but the local offset is unknown".
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
-_SERVED_ALONE = ("from", "to", "cc", "reply-to", "subject", "date", "message-id")
-_SERVED_ALONE_TEXT = ", ".join(_SERVED_ALONE)
-
-
-def _header_map(
-    message: Message, run: _Run
-) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
-    """Return the decoded header map and the raw (still folded) values by lowercase name."""
-    raw: dict[str, list[str]] = {}
-    decoded: dict[str, list[str]] = {}
-    items = list(message.raw_items())
-    for number, (name, value) in enumerate(items):
-        if run.expired():
-            run.cut(f"headers after #{number:,} not listed, but for {_SERVED_ALONE_TEXT}")
-            # The first of each field served on its own is still looked for.
-            wanted = set(_SERVED_ALONE) - raw.keys()
-            later = []
-            for item in items[number:]:
-                if wanted and item[0].strip().lower() in wanted:
-                    wanted.discard(item[0].strip().lower())
-                    later.append(item)
-            items = later
-            break
-        written = _clean(str(name)).strip()
-        key = written.lower()
-        raw.setdefault(key, []).append(str(value))
-        decoded.setdefault(key, []).append(_header_text(value, run, _header_name(written)))
-    else:
-        items = []
-    for name, value in items:
-        key = name.strip().lower()
-        raw.setdefault(key, []).append(str(value))
-        decoded.setdefault(key, []).append(_header_text(value, run, _header_name(name.strip())))
-    return {key: tuple(values) for key, values in decoded.items()}, raw
 
 
 # --- structure ----------------------------------------------------------------
@@ -437,14 +140,14 @@ class _Part(Message):
             return params
         safe: list[tuple[str, Any]] = []
         for name, text in decoded:
-            if isinstance(text, tuple) and _slow(text[0]):
+            if isinstance(text, tuple) and slow(text[0]):
                 # get_boundary() and get_content_charset() decode with that charset.
                 text = (None, *text[1:])
             safe.append((name, text))
         return safe
 
 
-def _parse(raw: bytes, run: _Run) -> Message:
+def _parse(raw: bytes, run: ParseRun) -> Message:
     parser = BytesFeedParser(_factory=_Part, policy=compat32)
     in_headers = 0.0  # time spent feeding what may be one block of header lines
     try:
@@ -500,7 +203,7 @@ def _repair_headers(part: Message) -> None:
     for name in {name.lower() for name, _ in items}:
         del part[name]
     for name, value in items:
-        part.set_raw(name, _clean(value))
+        part.set_raw(name, clean(value))
 
 
 def _children(part: Message) -> list[Message]:
@@ -513,13 +216,13 @@ def _children(part: Message) -> list[Message]:
 
 
 def _content_type(part: Message) -> str:
-    content_type = _clean(part.get_content_type())
+    content_type = clean(part.get_content_type())
     # A multipart the parser could not split (no boundary, or too deep) is
     # left holding its body as text, and is served as such.
     return "text/plain" if content_type.startswith("multipart/") else content_type
 
 
-def _filename(part: Message, run: _Run | None = None, where: str = "a part") -> str | None:
+def _filename(part: Message, run: ParseRun | None = None, where: str = "a part") -> str | None:
     for header, param in (("content-disposition", "filename"), ("content-type", "name")):
         if param not in str(part.get(header, "")).lower():
             continue  # parsing the parameters is most of the cost of telling bodies apart
@@ -528,10 +231,10 @@ def _filename(part: Message, run: _Run | None = None, where: str = "a part") -> 
             if isinstance(value, tuple):  # RFC 2231: (charset, language, %-decoded latin-1)
                 charset, _, text = value
                 try:
-                    value = _to_text(str(text).encode("latin-1"), charset, run, where)
+                    value = to_text(str(text).encode("latin-1"), charset, run, where)
                 except UnicodeEncodeError:
                     value = str(text)
-            name = _header_text(value, run, where) if value else ""
+            name = header_text(value, run, where) if value else ""
         except Exception:
             name = ""
         if name:
@@ -563,7 +266,7 @@ class _Layout:
     capped: bool = False  # more than MAX_ATTACHMENTS attachments
 
 
-def _layout(message: Message, run: _Run, until: int | None = None) -> _Layout:
+def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layout:
     """Sort the parts out, stopping when the clock runs out or at the cap.
 
     With ``until``, stop as soon as attachment ``until`` is found.
@@ -622,7 +325,7 @@ _EMAIL_DEFECTS = {
 _CUT_DEFECTS = frozenset({"StartBoundaryNotFoundDefect", "CloseBoundaryNotFoundDefect"})
 
 
-def _note_email_defects(layout: _Layout, run: _Run) -> None:
+def _note_email_defects(layout: _Layout, run: ParseRun) -> None:
     for path, part in layout.parts:
         for defect in part.defects:
             kind = type(defect).__name__
@@ -651,26 +354,26 @@ def _payload(part: Message, linesep: str) -> bytes:
             isinstance(defect, InvalidBase64LengthDefect) for defect in new_defects
         ):
             # compat32 gives up on base64 of impossible length and returns it undecoded.
-            data = _b64decode(data)
+            data = b64decode(data)
         return data if isinstance(data, bytes) else b""
     except Exception:  # including RecursionError from deeply nested message/rfc822
         return b""
 
 
-def _body(path: str, part: Message, run: _Run) -> str:
+def _body(path: str, part: Message, run: ParseRun) -> str:
     try:
         charset = part.get_content_charset()
     except Exception:
         charset = None
-    text = _to_text(_payload(part, "\n"), charset, run, _part_name(path))
-    return _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = to_text(_payload(part, "\n"), charset, run, _part_name(path))
+    return clean(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def _attachment(
-    part: Message, index: int, linesep: str, run: _Run | None = None, where: str = "a part"
+    part: Message, index: int, linesep: str, run: ParseRun | None = None, where: str = "a part"
 ) -> tuple[Attachment, bytes]:
     data = _payload(part, linesep)
-    content_id = _header_text(part.get("content-id", ""), run, where).strip("<> \t") or None
+    content_id = header_text(part.get("content-id", ""), run, where).strip("<> \t") or None
     attachment = Attachment(
         index=index,
         filename=_filename(part, run, where),
@@ -687,7 +390,7 @@ def _linesep(raw: bytes) -> str:
     return "\r\n" if b"\r\n" in raw else "\n"
 
 
-def _searched(text: str, what: str, run: _Run) -> str:
+def _searched(text: str, what: str, run: ParseRun) -> str:
     if len(text) <= _SEARCH_LIMIT:
         return text
     run.note(f"{what} over 1 MiB: links and codes searched in its first 1 MiB only")
@@ -697,7 +400,7 @@ def _searched(text: str, what: str, run: _Run) -> str:
 
 
 def _links_and_codes(
-    subject: str, text: str | None, html: str | None, html_first: bool, run: _Run
+    subject: str, text: str | None, html: str | None, html_first: bool, run: ParseRun
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if run.expired():
         run.cut("links and codes not searched")
@@ -708,12 +411,12 @@ def _links_and_codes(
     in_text = text_links(text, deadline=deadline) if text is not None else []
     in_html = html_links(html, deadline=deadline) if html is not None else []
     found = in_html + in_text if html_first else in_text + in_html
-    links = dict.fromkeys(_clean(url) for url in found)
+    links = dict.fromkeys(clean(url) for url in found)
     body = text if text is not None else html_text(html) if html is not None else ""
     codes = find_codes(_searched(subject, "the subject", run), body, deadline=deadline)
     if run.expired():
         run.cut("links and codes may be incomplete")
-    return tuple(links), tuple(_clean(code) for code in codes)
+    return tuple(links), tuple(clean(code) for code in codes)
 
 
 # --- public API ----------------------------------------------------------------
@@ -742,22 +445,22 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
     stopped is left out, and told in ``defects``, never raised: a message with
     tens of thousands of parts has those after the first few thousand unlisted.
     """
-    run = _Run(budget)
+    run = ParseRun(budget)
     message = _parse(raw, run)
     if b"\x00" in raw:
         run.note("NUL bytes in the message")
-    headers, raw_headers = _header_map(message, run)
+    headers, raw_headers = header_map(message, run)
     layout = _layout(message, run)
 
     def first(name: str) -> str | None:
         values = raw_headers.get(name)
         return values[0] if values else None
 
-    senders = _addresses("From", raw_headers.get("from", []), run)
-    to = _addresses("To", raw_headers.get("to", []), run)
-    cc = _addresses("Cc", raw_headers.get("cc", []), run)
-    reply_to = _addresses("Reply-To", raw_headers.get("reply-to", []), run)
-    message_id = _clean(_unfold(first("message-id") or "")) or None
+    senders = addresses("From", raw_headers.get("from", []), run)
+    to = addresses("To", raw_headers.get("to", []), run)
+    cc = addresses("Cc", raw_headers.get("cc", []), run)
+    reply_to = addresses("Reply-To", raw_headers.get("reply-to", []), run)
+    message_id = clean(unfold(first("message-id") or "")) or None
     date = first("date")
     subject = headers["subject"][0] if "subject" in headers else ""
     text = _body(*layout.text, run) if layout.text is not None else None
@@ -785,7 +488,7 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
         cc=cc,
         reply_to=reply_to,
         subject=subject,
-        date=_date(date) if date is not None else None,
+        date=parse_date(date) if date is not None else None,
         text=text,
         html=html,
         headers=headers,
@@ -808,7 +511,7 @@ def attachment_payload(raw: bytes, index: int, *, budget: float = 2.0) -> tuple[
     if not 0 <= index < MAX_ATTACHMENTS:
         why = f" (only the first {MAX_ATTACHMENTS:,} are listed)" if index > 0 else ""
         raise AttachmentNotFound(f"the message has no attachment {index}{why}")
-    run = _Run(budget)
+    run = ParseRun(budget)
     layout = _layout(_parse(raw, run), run, until=index)
     if index < len(layout.attachments):
         path, part = layout.attachments[index]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tempinbox import _extract, parsing
+from pytest_tempinbox import _decode, _extract, parsing
 from pytest_tempinbox.errors import AttachmentNotFound
 from pytest_tempinbox.models import Address, Attachment
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
@@ -1156,7 +1156,7 @@ def test_header_the_decoder_fails_on_is_served_raw(monkeypatch: pytest.MonkeyPat
     def broken(value: str, *args: object) -> str:
         raise ValueError(value)
 
-    monkeypatch.setattr(parsing, "_decode_words", broken)
+    monkeypatch.setattr(_decode, "decode_words", broken)
     parsed = parse(lines("Subject: =?utf-8?q?caf=C3=A9?=", "", ""))
     assert parsed.subject == "=?utf-8?q?caf=C3=A9?="
     assert parsed.defects == ("header 'Subject' could not be decoded, served raw",)

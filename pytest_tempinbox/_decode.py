@@ -1,0 +1,215 @@
+"""Text decoding for the parser, and the clock and defect notes of one parse.
+
+Strings from the ``compat32`` parser come in surrogateescape'd, in declared
+charsets that may lie, and with RFC 2047 encoded words; :func:`clean`,
+:func:`to_text` and :func:`header_text` make text of them that survives
+``.encode("utf-8")``. :class:`ParseRun` carries one parse's time budget and the
+defects noted on the way. Standard library only and no I/O.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+import re
+import time
+
+__all__ = [
+    "ParseRun",
+    "b64decode",
+    "clean",
+    "decode_words",
+    "header_text",
+    "slow",
+    "to_text",
+    "unfold",
+]
+
+# Reading the structure may take this share of the budget, so that the headers,
+# the bodies and their links get the rest: they matter more than the ten
+# thousandth part. A real 10 MB message takes about a quarter of the budget.
+_FEED_SHARE = 0.5
+_MAX_DEFECTS = 20
+
+
+class ParseRun:
+    """One parse's clock, and the defects noted on the way."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget if budget > 0 else 0.0  # also NaN
+        started = time.monotonic()
+        self.deadline = started + self.budget
+        self.feed_deadline = started + self.budget * _FEED_SHARE
+        self.notes: list[str] = []
+        self.cuts: list[str] = []  # what the budget left undone
+        self.feed_cut = False
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def cut(self, text: str) -> None:
+        self.cuts.append(text)
+
+    def defects(self) -> tuple[str, ...]:
+        found = list(dict.fromkeys(self.notes))
+        if self.cuts:
+            cuts = "; ".join(dict.fromkeys(self.cuts))
+            found.insert(0, f"parse budget of {self.budget:g} s exceeded: {cuts}")
+        if len(found) > _MAX_DEFECTS:
+            found[_MAX_DEFECTS - 1 :] = [f"{len(found) - _MAX_DEFECTS + 1} more defects not listed"]
+        return tuple(found)
+
+
+# --- text: surrogates, charsets, encoded words --------------------------------
+
+_FOREIGN_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_ESCAPED_TO_LATIN1 = {0xDC00 + byte: byte for byte in range(0x80, 0x100)}
+_DECODED = re.compile("[\x80-\ud7ff\ue000-\U0010ffff]")  # non-ASCII, and not a byte
+
+
+def clean(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    # Bytes the ASCII-based parser could not read come back surrogateescape'd
+    # (U+DC80-U+DCFF): raw UTF-8 (RFC 6532) headers, or undeclared 8-bit text.
+    # Their UTF-8 sequences decode as such and any other byte as latin-1, at C
+    # speed: a Python callback per run of bytes takes seconds on a 10 MB header.
+    text = _FOREIGN_SURROGATES.sub("\ufffd", text)  # never stood for a byte
+    data = text.encode("utf-8", "surrogateescape")
+    decoded = data.decode("utf-8", "surrogateescape")
+    if not _DECODED.search(decoded):  # no UTF-8 at all: every byte stands for itself
+        return data.decode("latin-1")
+    return decoded.translate(_ESCAPED_TO_LATIN1)  # both: slower, but rare
+
+
+def _undeclared_8bit(text: str) -> bool:
+    """Tell whether text from the ASCII-based parser holds bytes that are not UTF-8."""
+    try:
+        text.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return True
+    return False
+
+
+# Quadratic time: 400 KB of body declared "punycode" take seconds to decode.
+_SLOW_CODECS = frozenset({"punycode"})
+
+
+def _codec(charset: str | None) -> str | None:
+    """Return Python's name for a charset, or None when it is unknown or too slow."""
+    try:
+        name = codecs.lookup(charset or "").name
+    except Exception:  # LookupError, or ValueError for a name with a NUL
+        return None
+    return None if name in _SLOW_CODECS else name
+
+
+def slow(charset: str | None) -> bool:
+    try:
+        return codecs.lookup(charset or "").name in _SLOW_CODECS
+    except Exception:
+        return False
+
+
+def to_text(data: bytes, charset: str | None, run: ParseRun | None = None, where: str = "") -> str:
+    # Declared charsets lie (us-ascii over UTF-8) or are unknown to Python; the
+    # last resort, latin-1, cannot fail.
+    name = clean(charset.strip().strip("\"'"))[:40] if charset else ""
+    problem = ""
+    if name:
+        codec = _codec(name)
+        if codec is None:
+            problem = f"{'unsupported' if slow(name) else 'unknown'} charset {name!r}"
+        else:
+            try:
+                return data.decode(codec)
+            except (LookupError, UnicodeError, ValueError, TypeError):
+                problem = f"{where} is not valid {name!r}"
+    try:
+        text, used = data.decode("utf-8"), "UTF-8"
+    except UnicodeDecodeError:
+        text, used = data.decode("latin-1"), "latin-1"
+    if run is not None:
+        if problem:
+            run.note(f"{problem}, decoded as {used}")
+        elif used == "latin-1":
+            run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
+    return text
+
+
+def b64decode(data: bytes) -> bytes:
+    try:
+        return binascii.a2b_base64(data)  # lenient about junk, strict about length
+    except binascii.Error:
+        pass
+    data = re.sub(rb"[^A-Za-z0-9+/]", b"", data)
+    data = data[: len(data) - len(data) % 4] if len(data) % 4 == 1 else data
+    try:
+        return binascii.a2b_base64(data + b"=" * (-len(data) % 4))
+    except binascii.Error:
+        return b""
+
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([\x21-\x3e\x40-\x7e]*)\?=")
+
+
+def decode_words(value: str, run: ParseRun | None = None, where: str = "a header") -> str:
+    """Decode RFC 2047 encoded words, leniently: bad ones decode as best they can."""
+    if "=?" not in value:
+        return value
+    pieces: list[str] = []
+    pending = bytearray()
+    pending_charset = ""
+    position = 0
+    for count, match in enumerate(_ENCODED_WORD.finditer(value), 1):
+        if run is not None and not count % 1024 and run.expired():
+            run.cut(f"encoded words in {where} decoded only in part")
+            break
+        gap = value[position : match.start()]
+        charset = match.group(1).split("*", 1)[0]  # drop an RFC 2231 language tag
+        adjacent = bool(pending_charset) and (not gap or gap.isspace())
+        if not adjacent or charset.lower() != pending_charset.lower():
+            # Adjacent words of one charset are joined as bytes first, because
+            # encoders split multi-byte characters across words.
+            if pending_charset:
+                pieces.append(to_text(bytes(pending), pending_charset, run, where))
+                pending.clear()
+            if not adjacent:
+                pieces.append(gap)
+        encoded = match.group(3).encode("ascii")
+        if match.group(2) in "bB":
+            pending += b64decode(encoded)
+        else:
+            pending += binascii.a2b_qp(encoded, header=True)
+        pending_charset = charset
+        position = match.end()
+    if pending_charset:
+        pieces.append(to_text(bytes(pending), pending_charset, run, where))
+    pieces.append(value[position:])
+    return "".join(pieces)
+
+
+def unfold(value: object) -> str:
+    # Folding only ever inserts a line break before whitespace, so dropping the
+    # breaks restores the original line.
+    return str(value).replace("\r", "").replace("\n", "").strip()
+
+
+def header_text(value: object, run: ParseRun | None = None, where: str = "a header") -> str:
+    unfolded = unfold(value)
+    if run is not None and not unfolded.isascii() and _undeclared_8bit(unfolded):
+        run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
+    unfolded = clean(unfolded)
+    try:
+        return clean(decode_words(unfolded, run, where)).strip()
+    except Exception:  # a bug in the decoder must not cost the header
+        if run is not None:
+            run.note(f"{where} could not be decoded, served raw")
+        return unfolded

@@ -1,0 +1,129 @@
+"""Header fields for the parser: addresses, dates and the decoded header map.
+
+Standard library only and no I/O; every step is bounded, and the clock of the
+parse (:class:`~pytest_tempinbox._decode.ParseRun`) is looked at between steps.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from datetime import datetime, timezone
+from email.message import Message
+from email.utils import getaddresses, parsedate_to_datetime
+from typing import Any
+
+from ._decode import ParseRun, clean, header_text, unfold
+from .models import Address
+
+__all__ = ["addresses", "header_map", "parse_date"]
+
+_ADDRESS_PIECE = 16 << 10  # longer address headers are read a piece at a time
+
+
+def _header_name(name: str) -> str:
+    return f"header {name[:40]!r}"
+
+
+# Since 3.13 (and security releases of older branches) getaddresses() discards a
+# whole header it finds suspicious; salvaging what it can is more useful here.
+_GETADDRESSES_OPTIONS: dict[str, Any] = (
+    {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
+)
+# Up to the next comma outside a quoted string (possessive, so linear).
+_TO_COMMA = re.compile(r'(?:[^",]++|"[^"]*+"?)*+')
+_EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
+
+
+def _address_pieces(text: str) -> list[str]:
+    """Split a long address header at commas, so each piece is read in bounded time."""
+    pieces = []
+    start = 0
+    while len(text) - start > _ADDRESS_PIECE:
+        position = start + _ADDRESS_PIECE
+        if text.count('"', start, position) % 2:  # inside a quoted string
+            close = text.find('"', position)
+            position = len(text) if close < 0 else close + 1
+        match = _TO_COMMA.match(text, position)  # always matches, if only ""
+        end = match.end() if match else len(text)
+        pieces.append(text[start:end])
+        start = end + 1
+    pieces.append(text[start:])
+    return pieces
+
+
+def addresses(name: str, values: list[str], run: ParseRun) -> tuple[Address, ...]:
+    found: list[Address] = []
+    where = _header_name(name)
+    pieces = 0
+    for value in values:  # one by one, so a broken header spoils only itself
+        text = clean(unfold(value))
+        readable = skipped = False
+        for piece in _address_pieces(text):
+            pieces += 1
+            if pieces > 1 and run.expired():  # the first 16 KiB are read in any case
+                run.cut(f"addresses in {where} after the first {len(found):,} not read")
+                return tuple(found)
+            if len(piece) > 4 * _ADDRESS_PIECE:
+                run.note(f"{where} holds over 64 KiB without a comma, not read as addresses")
+                skipped = True
+                continue
+            try:
+                pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
+            except Exception:
+                continue
+            for display, email in pairs:
+                email = clean(email).strip()
+                if email:
+                    readable = True
+                    shown = header_text(display, run, where) if display else ""
+                    found.append(Address(name=shown or None, email=email))
+        if not (readable or skipped or not text or _EMPTY_GROUP.fullmatch(text)):
+            run.note(f"{where} could not be parsed, served raw")
+    return tuple(found)
+
+
+def parse_date(value: str) -> datetime | None:
+    try:
+        # A date is short; splitting megabytes into words only to ignore them is not.
+        moment = parsedate_to_datetime(clean(unfold(value[:1024])))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    # RFC 5322 reads "-0000" as "UTC, but the local offset is unknown".
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+_SERVED_ALONE = ("from", "to", "cc", "reply-to", "subject", "date", "message-id")
+_SERVED_ALONE_TEXT = ", ".join(_SERVED_ALONE)
+
+
+def header_map(
+    message: Message, run: ParseRun
+) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
+    """Return the decoded header map and the raw (still folded) values by lowercase name."""
+    raw: dict[str, list[str]] = {}
+    decoded: dict[str, list[str]] = {}
+    items = list(message.raw_items())
+    for number, (name, value) in enumerate(items):
+        if run.expired():
+            run.cut(f"headers after #{number:,} not listed, but for {_SERVED_ALONE_TEXT}")
+            # The first of each field served on its own is still looked for.
+            wanted = set(_SERVED_ALONE) - raw.keys()
+            later = []
+            for item in items[number:]:
+                if wanted and item[0].strip().lower() in wanted:
+                    wanted.discard(item[0].strip().lower())
+                    later.append(item)
+            items = later
+            break
+        written = clean(str(name)).strip()
+        key = written.lower()
+        raw.setdefault(key, []).append(str(value))
+        decoded.setdefault(key, []).append(header_text(value, run, _header_name(written)))
+    else:
+        items = []
+    for name, value in items:
+        key = name.strip().lower()
+        raw.setdefault(key, []).append(str(value))
+        decoded.setdefault(key, []).append(header_text(value, run, _header_name(name.strip())))
+    return {key: tuple(values) for key, values in decoded.items()}, raw
