@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
-from . import memory
+from . import memory, run
 
 # To add a benchmark, write a module like memory.py and list it here.
-BENCHMARKS: dict[str, ModuleType] = {"memory": memory}
+BENCHMARKS: dict[str, ModuleType] = {"memory": memory, "run": run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,137 @@
+"""Scale of reads: one ``GET /api/messages/{email}`` of an inbox holding 10, 100 and 1,000 messages.
+
+Messages are the memory benchmark's ~2 KiB text + HTML mails, sent over one
+smtplib connection. Reads go over HTTP through one keep-alive requests session
+and are timed until the whole body is in (JSON decoding, the client's work, is
+not timed). Warm: the inbox was read before, so each message's JSON is cached.
+Cold: a freshly filled inbox, read for the first time, so every message is
+parsed during the read.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import smtplib
+import time
+
+import requests
+
+from pytest_tempinbox.server import InboxServer
+
+from .measure import Row, Section, median, ratio
+from .memory import make_message
+
+__all__ = ["NAME", "measure"]
+
+NAME = "reads"
+SIZES = (10, 100, 1000)
+TARGET = 25.0
+
+
+class _Reader:
+    def __init__(self, server: InboxServer, smtp: smtplib.SMTP, http: requests.Session) -> None:
+        self.server = server
+        self.smtp = smtp
+        self.http = http
+        self.rng = random.Random(20261122)
+        self.sent = 0
+
+    def filled(self, count: int) -> str:
+        with self.http.post(self.server.api_url + "/generate", timeout=30) as response:
+            response.raise_for_status()
+            address: str = response.json()["email"]
+        for _ in range(count):
+            self.sent += 1
+            self.smtp.sendmail(
+                "app@example.test", [address], make_message(self.rng, self.sent, [address])
+            )
+        return address
+
+    def read(self, address: str) -> tuple[float, bytes]:
+        url = f"{self.server.api_url}/messages/{address}"
+        started = time.perf_counter()
+        with self.http.get(url, timeout=300) as response:
+            body = response.content
+        return time.perf_counter() - started, body
+
+    def delete(self, address: str) -> None:
+        with self.http.delete(f"{self.server.api_url}/delete/{address}", timeout=30) as response:
+            response.raise_for_status()
+
+
+def measure(*, rounds: int, warm_reads: int) -> Section:
+    """Time warm and cold reads of each inbox size; return per-read times and 1000/10 ratios."""
+    print(f"{NAME}: inboxes of {', '.join(map(str, SIZES))} messages, {rounds} rounds")
+    section = Section(NAME)
+    warm: dict[int, list[float]] = {size: [] for size in SIZES}
+    cold: dict[int, list[float]] = {size: [] for size in SIZES}
+    with (
+        InboxServer() as server,
+        requests.Session() as http,
+        smtplib.SMTP(server.smtp_host, server.smtp_port, local_hostname="localhost") as smtp,
+    ):
+        http.trust_env = False
+        reader = _Reader(server, smtp, http)
+        warm_inboxes = {size: reader.filled(size) for size in SIZES}
+        for size, address in warm_inboxes.items():
+            _, body = reader.read(address)  # parses and caches every message
+            _check(section, body, size, "warm")
+        for number in range(rounds):
+            for size in SIZES if number % 2 == 0 else SIZES[::-1]:
+                address = reader.filled(size)
+                seconds, body = reader.read(address)
+                cold[size].append(seconds)
+                _check(section, body, size, "cold")
+                reader.delete(address)
+                for _ in range(warm_reads):
+                    warm[size].append(reader.read(warm_inboxes[size])[0])
+            line = "  ".join(
+                f"{size}: cold {cold[size][-1] * 1000:.1f} ms,"
+                f" warm {median(warm[size]) * 1000:.2f} ms"
+                for size in SIZES
+            )
+            print(f"  reads round {number + 1}/{rounds}: {line}", flush=True)
+    data: dict[str, dict[str, float]] = {}
+    for cache, samples in (("warm", warm), ("cold", cold)):
+        medians = {size: median(values) for size, values in samples.items()}
+        scale = ratio(medians[SIZES[-1]], medians[SIZES[0]])
+        data[cache] = {
+            f"median_ms_{size}": round(value * 1000, 3) for size, value in medians.items()
+        }
+        data[cache]["ratio_1000_to_10"] = round(scale, 2)
+        for size, value in medians.items():
+            last = size == SIZES[-1]
+            section.rows.append(
+                Row(
+                    NAME,
+                    f"{size:,} messages, {cache}",
+                    f"{value * 1000:.2f} ms/read",
+                    f"{scale:.1f}x 10 messages" if last else "",
+                    f"<= {TARGET:.0f}x 10 messages" if last else "",
+                    scale <= TARGET if last else None,
+                    f"{scale:.1f}x the read of 10 messages (target {TARGET:.0f}x);"
+                    f" {value * 1000 / size:.3f} ms per message"
+                    if last
+                    else "",
+                )
+            )
+    section.data = {
+        "rounds": rounds,
+        "warm_reads_per_round": warm_reads,
+        "summary": data,
+        "samples_ms": {
+            cache: {str(size): [round(v * 1000, 3) for v in values] for size, values in s.items()}
+            for cache, s in (("warm", warm), ("cold", cold))
+        },
+    }
+    return section
+
+
+def _check(section: Section, body: bytes, size: int, cache: str) -> None:
+    try:
+        count = len(json.loads(body))
+    except ValueError:
+        count = -1
+    if count != size:
+        section.errors.append(f"{NAME}: a {cache} read of {size} messages returned {count}")
