@@ -1,7 +1,8 @@
 """Disposable email inboxes for pytest: an in-process SMTP server with an HTTP API.
 
-Importing the package is cheap: the server (and with it aiosmtpd, Starlette and
-uvicorn) and the client (and requests) are imported when first used.
+Importing the package is cheap (the pytest plugin loads it in every run): the
+data classes, the server (and with it aiosmtpd, Starlette and uvicorn) and the
+client (and requests) are imported when first used.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from .errors import (
     TempInboxError,
     WaitTimeout,
 )
-from .models import Address, Attachment, Envelope, Message
 
 if TYPE_CHECKING:
     from .client import TempInboxClient
     from .inbox import Inbox
+    from .models import Address, Attachment, Envelope, Message
     from .server import InboxServer
 
 __version__ = "0.1.0"
@@ -52,7 +53,15 @@ __all__ = [
 ]
 
 
-_LAZY = {"Inbox": "inbox", "TempInboxClient": "client", "InboxServer": "server"}
+_LAZY = {
+    "Address": "models",
+    "Attachment": "models",
+    "Envelope": "models",
+    "Message": "models",
+    "Inbox": "inbox",
+    "TempInboxClient": "client",
+    "InboxServer": "server",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -145,6 +143,8 @@ def find_remote_server(api_url: str) -> RemoteServer:
     Raises :class:`pytest.UsageError` when it does not answer as a server of this
     package would.
     """
+    import urllib.request  # only remote mode needs it: keep unused runs light
+
     info_url = api_url + "/info"
     opener = urllib.request.build_opener()
     if (urlsplit(api_url).hostname or "") in {"localhost", "127.0.0.1", "::1"}:

@@ -302,8 +302,17 @@ class InboxServer:
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=2,
+            date_header=False,
         )
         http_server = uvicorn.Server(config)
+        stopping = self._stopping
+
+        async def main_loop() -> None:
+            # uvicorn's own main loop looks for should_exit every 0.1 s (and keeps
+            # the Date header fresh); waiting for the stop itself ends it at once.
+            await stopping.wait()
+
+        http_server.main_loop = main_loop  # type: ignore[method-assign]
         serving = asyncio.create_task(http_server.serve(sockets=[api_socket]))
         # uvicorn's startup is a create_server on the bound socket: a few loop turns.
         while not http_server.started:
