@@ -186,7 +186,7 @@ def smtpdfix(clients: int, messages: int) -> Iterator[Sink]:
 @contextlib.contextmanager
 def localserver(clients: int, messages: int) -> Iterator[Sink]:
     """pytest-localserver's SMTP server, started as its ``smtpserver`` fixture does."""
-    from pytest_localserver.smtp import Server  # type: ignore[import-untyped]
+    from pytest_localserver.smtp import Server
 
     server = Server(host=HOST)
     server.start()
