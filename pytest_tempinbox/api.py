@@ -273,7 +273,7 @@ async def _read_body(request: Request) -> bytes:
 
 
 def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
-    if not body.strip():
+    if not body.strip(b" \t\r\n"):  # JSON white space only
         return None, None, None
     try:
         options = json.loads(body)

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import smtplib
 from collections.abc import Iterator
 
 import pytest
 import requests
+from hypothesis import settings
 
 from pytest_tempinbox.server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
+
+# Locally, Hypothesis explores new examples on every run; in CI the same ones, so
+# that a red run can be reproduced and a green one is not luck.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
