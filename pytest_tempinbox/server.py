@@ -3,7 +3,8 @@
 :class:`InboxServer` binds both sockets itself (port 0 picks a free port, read
 back from the bound socket), so a taken port fails in :meth:`InboxServer.start`
 in the caller's thread, and ``start()`` returns only once both listeners accept
-connections.
+connections. uvicorn is imported and started on the API socket when the first
+HTTP connection waits there: in-process use never pays for it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ import threading
 from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING
-
-import uvicorn
 
 from .api import ApiSettings, create_app
 from .errors import ServerStartError
@@ -37,6 +36,7 @@ from .store import DEFAULT_DOMAIN, Store
 from .transport import LocalTransport
 
 if TYPE_CHECKING:
+    import uvicorn
     from starlette.applications import Starlette
 
 __all__ = ["InboxServer", "is_loopback"]
@@ -295,31 +295,8 @@ class InboxServer:
             allowed_hosts=allowed,
         )
         self._app = create_app(self.store, settings)
-        config = uvicorn.Config(
-            self._app,
-            lifespan="off",
-            proxy_headers=False,  # nothing stands in front: X-Forwarded-* is not to be trusted
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=2,
-            date_header=False,
-        )
-        http_server = uvicorn.Server(config)
-        stopping = self._stopping
-
-        async def main_loop() -> None:
-            # uvicorn's own main loop looks for should_exit every 0.1 s (and keeps
-            # the Date header fresh); waiting for the stop itself ends it at once.
-            await stopping.wait()
-
-        http_server.main_loop = main_loop  # type: ignore[method-assign]
-        serving = asyncio.create_task(http_server.serve(sockets=[api_socket]))
-        # uvicorn's startup is a create_server on the bound socket: a few loop turns.
-        while not http_server.started:
-            if serving.done():
-                serving.result()
-                raise RuntimeError("the HTTP server stopped during startup")
-            await asyncio.sleep(0.001)
+        http = _LazyHTTP(self._app, api_socket, self._stopping)
+        http.arm()
         self._ready.set()
 
         # Expired inboxes are also dropped when touched; this frees the memory of
@@ -332,8 +309,68 @@ class InboxServer:
         # Wake pending long-polls first, so that uvicorn's graceful shutdown sees
         # their answers leave instead of waiting for them.
         self.store.close()
-        http_server.should_exit = True
-        await asyncio.gather(smtp.stop(), serving)
+        await asyncio.gather(smtp.stop(), http.stop())
+
+
+class _LazyHTTP:
+    """uvicorn on the bound API socket, imported and started when a first connection waits.
+
+    The socket listens from the start, so connections queue in its backlog until
+    uvicorn accepts them. A test session served in-process (the plugin's local
+    transport calls the app directly) never pays for importing uvicorn, nor for
+    its graceful shutdown.
+    """
+
+    def __init__(self, app: Starlette, sock: socket.socket, stopping: asyncio.Event) -> None:
+        self.app = app
+        self.sock = sock
+        self.stopping = stopping
+        self.server: uvicorn.Server | None = None
+        self.serving: asyncio.Task[None] | None = None
+
+    def arm(self) -> None:
+        """Start uvicorn as soon as a connection is waiting on the socket."""
+        asyncio.get_running_loop().add_reader(self.sock.fileno(), self._start)
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self.sock.fileno())
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.app,
+            lifespan="off",
+            proxy_headers=False,  # nothing stands in front: X-Forwarded-* is not to be trusted
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            date_header=False,
+        )
+        server = uvicorn.Server(config)
+        stopping = self.stopping
+
+        async def main_loop() -> None:
+            # uvicorn's own main loop looks for should_exit every 0.1 s (and keeps
+            # the Date header fresh); waiting for the stop itself ends it at once.
+            await stopping.wait()
+
+        server.main_loop = main_loop  # type: ignore[method-assign]
+        self.server = server
+        self.serving = loop.create_task(server.serve(sockets=[self.sock]))
+        self.serving.add_done_callback(_log_failure)
+
+    async def stop(self) -> None:
+        """Stop serving; nothing to do if no connection ever came."""
+        if self.server is None or self.serving is None:
+            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            return
+        self.server.should_exit = True
+        await self.serving
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the HTTP API stopped on an error", exc_info=task.exception())
 
 
 def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:

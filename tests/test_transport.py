@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from pytest_tempinbox.client import HTTPTransport
@@ -91,3 +94,20 @@ def test_a_stopped_server_has_no_local_transport() -> None:
     server = InboxServer()
     with pytest.raises(RuntimeError, match="not running"):
         server.local_transport()
+
+
+def test_a_server_used_only_in_process_never_starts_uvicorn() -> None:
+    code = """
+import sys
+from pytest_tempinbox.client import TempInboxClient
+from pytest_tempinbox.server import InboxServer
+with InboxServer() as server:
+    client = TempInboxClient(server.api_url, transport=server.local_transport())
+    client.generate().delete()
+print("uvicorn" in sys.modules)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    # Nor, then, its graceful shutdown, which pauses 0.1 s on every stop.
+    assert result.stdout.strip() == "False"
