@@ -108,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until SIGINT or SIGTERM; return the exit status."""
     options = _parser().parse_args(argv)
     # Imported here so that --help and argument errors answer at once.
-    from .server import InboxServer, is_loopback
+    from ._net import is_loopback
+    from .server import InboxServer
 
     limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
     server = InboxServer(

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import __version__
 from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from .limits import MAX_WAIT
 from .models import format_timestamp
 from .openapi import openapi_document
 from .parsing import attachment_payload
@@ -36,7 +37,6 @@ __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_REQUEST_BODY",
     "MAX_TARGET_BYTES",
-    "MAX_WAIT",
     "ApiSettings",
     "RequestGuard",
     "create_app",
@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 MAX_REQUEST_BODY = 64 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 MAX_TARGET_BYTES = 16 * 1024
-MAX_WAIT = 60.0
 _GENERATE_KEYS = ("domain", "prefix", "ttl")
 # Parsing more raw bytes than this at once moves to a worker thread, so that no
 # message can hold up the event loop (and with it SMTP) while it is parsed.

@@ -13,8 +13,9 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
+from ._net import is_loopback_url
 from .errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError
 from .inbox import Inbox, describe
 from .models import Message
@@ -48,7 +49,7 @@ class HTTPTransport:
         self._requests = requests
         self.api_url = api_url.rstrip("/")
         self.session = session or requests.Session()
-        if session is None and _is_loopback_url(self.api_url):
+        if session is None and is_loopback_url(self.api_url):
             # Proxies and .netrc never apply to loopback, and looking them up costs time.
             self.session.trust_env = False
 
@@ -288,8 +289,3 @@ def _error_from(answer: Answer, request: str) -> TempInboxError:
 
 def _quote(segment: str) -> str:
     return quote(segment, safe="@+")
-
-
-def _is_loopback_url(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    return host == "localhost" or host.startswith("127.") or host == "::1"

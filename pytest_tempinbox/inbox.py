@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .errors import WaitTimeout
+from .limits import MAX_WAIT
 from .models import Message
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Inbox", "describe"]
 
-MAX_WAIT = 60.0  # the longest long-poll the server accepts
 # A long-poll that cancelling cannot end (requests in a worker thread) is kept
 # this short, so that a cancelled wait lets go of its thread within this time.
 _UNCANCELLABLE_POLL = 1.0

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_MESSAGE_SIZE_LIMIT",
     "LIMIT_SETTINGS",
     "MAX_TTL",
+    "MAX_WAIT",
     "STANDALONE_INBOX_TTL",
     "LimitSetting",
     "format_limit",
@@ -36,6 +37,7 @@ DEFAULT_MAX_MESSAGES_PER_INBOX = 1000
 DEFAULT_MAX_STORED_BYTES = 256 * 1024 * 1024
 STANDALONE_INBOX_TTL = 3600.0
 MAX_TTL = 7 * 24 * 3600
+MAX_WAIT = 60.0  # seconds a long-poll may wait
 
 
 @dataclass(frozen=True)

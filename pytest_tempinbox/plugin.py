@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ._net import is_loopback_url
 from .limits import LIMIT_SETTINGS, format_limit, parse_limit
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def find_remote_server(api_url: str) -> RemoteServer:
 
     info_url = api_url + "/info"
     opener = urllib.request.build_opener()
-    if (urlsplit(api_url).hostname or "") in {"localhost", "127.0.0.1", "::1"}:
+    if is_loopback_url(api_url):
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(info_url, timeout=10) as response:

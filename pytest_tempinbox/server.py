@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import threading
@@ -19,6 +18,7 @@ from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from ._net import is_loopback
 from .api import ApiSettings, create_app
 from .errors import ServerStartError
 from .limits import (
@@ -39,23 +39,13 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
-__all__ = ["InboxServer", "is_loopback"]
+__all__ = ["InboxServer"]
 
 log = logging.getLogger(__name__)
 
 _WILDCARD_TO_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 _STOP_TIMEOUT = 10.0
 _EXPIRY_INTERVAL = 1.0
-
-
-def is_loopback(host: str) -> bool:
-    """Tell whether ``host`` is a loopback address or ``localhost``."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _url_host(host: str) -> str:
