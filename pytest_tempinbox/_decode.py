@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import functools
 import re
 import time
 
@@ -65,9 +66,14 @@ class ParseRun:
 
 # --- text: surrogates, charsets, encoded words --------------------------------
 
-_FOREIGN_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _ESCAPED_TO_LATIN1 = {0xDC00 + byte: byte for byte in range(0x80, 0x100)}
-_DECODED = re.compile("[\x80-\ud7ff\ue000-\U0010ffff]")  # non-ASCII, and not a byte
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # Compiled on first need (these ranges take milliseconds): surrogates that
+    # never stood for a byte, and text that is non-ASCII but not an escaped byte.
+    return re.compile("[\ud800-\udc7f\udd00-\udfff]"), re.compile("[\x80-\ud7ff\ue000-\U0010ffff]")
 
 
 def clean(text: str) -> str:
@@ -81,10 +87,11 @@ def clean(text: str) -> str:
     # (U+DC80-U+DCFF): raw UTF-8 (RFC 6532) headers, or undeclared 8-bit text.
     # Their UTF-8 sequences decode as such and any other byte as latin-1, at C
     # speed: a Python callback per run of bytes takes seconds on a 10 MB header.
-    text = _FOREIGN_SURROGATES.sub("\ufffd", text)  # never stood for a byte
+    foreign_surrogates, decoded_text = _patterns()
+    text = foreign_surrogates.sub("\ufffd", text)
     data = text.encode("utf-8", "surrogateescape")
     decoded = data.decode("utf-8", "surrogateescape")
-    if not _DECODED.search(decoded):  # no UTF-8 at all: every byte stands for itself
+    if not decoded_text.search(decoded):  # no UTF-8 at all: every byte stands for itself
         return data.decode("latin-1")
     return decoded.translate(_ESCAPED_TO_LATIN1)  # both: slower, but rare
 

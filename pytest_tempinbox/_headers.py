@@ -16,7 +16,7 @@ from typing import Any
 from ._decode import ParseRun, clean, header_text, unfold
 from .models import Address
 
-__all__ = ["addresses", "header_map", "parse_date"]
+__all__ = ["SIMPLE_ADDRESS", "addresses", "header_map", "parse_date"]
 
 _ADDRESS_PIECE = 16 << 10  # longer address headers are read a piece at a time
 
@@ -33,6 +33,11 @@ _GETADDRESSES_OPTIONS: dict[str, Any] = (
 # Up to the next comma outside a quoted string (possessive, so linear).
 _TO_COMMA = re.compile(r'(?:[^",]++|"[^"]*+"?)*+')
 _EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
+# The usual header, one address in plain ASCII atoms: "a.b@c.d" or "Name Here <a.b@c.d>".
+# getaddresses() reads these exactly as this does, only ten times slower.
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_DOT_ATOM = rf"{_ATOM}(?:\.{_ATOM})*"
+SIMPLE_ADDRESS = re.compile(rf"(?:({_ATOM}(?: {_ATOM})*) <)?({_DOT_ATOM}@{_DOT_ATOM})(?(1)>)")
 
 
 def _address_pieces(text: str) -> list[str]:
@@ -68,10 +73,14 @@ def addresses(name: str, values: list[str], run: ParseRun) -> tuple[Address, ...
                 run.note(f"{where} holds over 64 KiB without a comma, not read as addresses")
                 skipped = True
                 continue
-            try:
-                pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
-            except Exception:
-                continue
+            simple = SIMPLE_ADDRESS.fullmatch(piece)
+            if simple:
+                pairs = [(simple[1] or "", simple[2])]
+            else:
+                try:
+                    pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
+                except Exception:
+                    continue
             for display, email in pairs:
                 email = clean(email).strip()
                 if email:

@@ -9,12 +9,9 @@ never causes a 500.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
@@ -25,13 +22,20 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import __version__
-from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from . import __version__, operations
+from .errors import PayloadTooLarge, TempInboxError
 from .limits import MAX_WAIT
-from .models import format_timestamp
 from .openapi import openapi_document
+from .operations import (
+    COMMON_HEADERS,
+    MAX_HEADER_BYTES,
+    MAX_REQUEST_BODY,
+    MAX_TARGET_BYTES,
+    Reply,
+    problem_reply,
+)
 from .parsing import attachment_payload
-from .store import Store, StoredMessage
+from .store import Store
 
 __all__ = [
     "MAX_HEADER_BYTES",
@@ -44,15 +48,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_BODY = 64 * 1024
-MAX_HEADER_BYTES = 16 * 1024
-MAX_TARGET_BYTES = 16 * 1024
-_GENERATE_KEYS = ("domain", "prefix", "ttl")
-# Parsing more raw bytes than this at once moves to a worker thread, so that no
-# message can hold up the event loop (and with it SMTP) while it is parsed.
-_INLINE_PARSE_BYTES = 256 * 1024
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
-_COMMON_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
 @dataclass(frozen=True)
@@ -70,83 +66,47 @@ class ApiSettings:
     allowed_hosts: frozenset[str] | None = None
 
 
-class JSONBytesResponse(Response):
-    """A response whose body is JSON that is already encoded."""
-
-    media_type = "application/json"
+def respond(reply: Reply) -> Response:
+    """The HTTP response for an operation's reply."""
+    return Response(
+        reply.body,
+        status_code=reply.status,
+        headers={**COMMON_HEADERS, **reply.headers},
+        media_type=reply.content_type,
+    )
 
 
 def problem(
     status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
 ) -> Response:
     """Return an RFC 9457 problem response with our stable ``code`` token."""
-    body = {
-        "type": f"tag:pytest-tempinbox,2026:problem:{code}",
-        "title": HTTPStatus(status).phrase,
-        "status": status,
-        "detail": detail,
-        "code": code,
-    }
-    return Response(
-        _encode(body),
-        status_code=status,
-        headers={**_COMMON_HEADERS, **(headers or {})},
-        media_type="application/problem+json",
-    )
+    return respond(problem_reply(status, code, detail, headers))
 
 
-def _encode(data: Any) -> bytes:
-    try:
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from the request: escape it
-        return json.dumps(data, separators=(",", ":")).encode("ascii")
-
-
-def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
-    return JSONBytesResponse(
-        _encode(data), status_code=status, headers={**_COMMON_HEADERS, **(headers or {})}
-    )
-
-
-def _messages_path(address: str) -> str:
-    return "/api/messages/" + quote(address, safe="@+")
+def _json(data: Any) -> Response:
+    return respond(Reply(200, operations.encode_json(data)))
 
 
 def create_app(store: Store, settings: ApiSettings) -> Starlette:
     """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
 
     async def generate(request: Request) -> Response:
-        prefix, domain, ttl = _generate_options(await _read_body(request))
-        inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl)
-        path = _messages_path(inbox.address)
-        return _json(
-            {
-                "email": inbox.address,
-                "created_at": format_timestamp(inbox.created_at),
-                "expires_at": format_timestamp(inbox.expires_at) if inbox.expires_at else None,
-                "messages_url": str(request.base_url).rstrip("/") + path,
-            },
-            status=201,
-            headers={"Location": path},
-        )
+        body = await _read_body(request)
+        return respond(operations.generate(store, body, str(request.base_url)))
 
     async def messages(request: Request) -> Response:
-        wait = _wait_parameter(request.query_params.get("wait"))
-        found = await store.wait(
-            request.path_params["email"], after=request.query_params.get("after"), timeout=wait
-        )
-        await _parse_all(found)
-        body = b"[" + b",".join(message.json for message in found) + b"]"
-        return JSONBytesResponse(body, headers=_COMMON_HEADERS)
+        email, query = request.path_params["email"], request.query_params
+        reply = await operations.messages(store, email, query.get("after"), query.get("wait"))
+        return respond(reply)
 
     async def message(request: Request) -> Response:
         found = store.message(request.path_params["email"], request.path_params["id"])
-        await _parse_all([found])
-        return JSONBytesResponse(found.json, headers=_COMMON_HEADERS)
+        await operations.parse_off_loop([found])
+        return respond(Reply(200, found.json))
 
     async def raw(request: Request) -> Response:
         found = store.message(request.path_params["email"], request.path_params["id"])
-        return Response(found.raw, headers=_COMMON_HEADERS, media_type="message/rfc822")
+        return respond(Reply(200, found.raw, "message/rfc822"))
 
     async def attachment(request: Request) -> Response:
         found = store.message(request.path_params["email"], request.path_params["id"])
@@ -155,16 +115,12 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         described, payload = await asyncio.get_running_loop().run_in_executor(
             None, attachment_payload, found.raw, index
         )
-        headers = {
-            **_COMMON_HEADERS,
-            "Content-Disposition": _content_disposition(described.filename, described.index),
-        }
-        return Response(payload, headers=headers, media_type=described.content_type)
+        disposition = _content_disposition(described.filename, described.index)
+        headers = {"Content-Disposition": disposition}
+        return respond(Reply(200, payload, described.content_type, headers))
 
     async def delete(request: Request) -> Response:
-        address = store.get(request.path_params["email"]).address
-        purged = store.delete(address)
-        return _json({"email": address, "deleted": True, "purged": purged})
+        return respond(operations.delete(store, request.path_params["email"]))
 
     async def info(request: Request) -> Response:
         return _json(
@@ -252,13 +208,6 @@ def _host_name(host: bytes) -> str:
     return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
 
 
-async def _parse_all(messages: list[StoredMessage]) -> None:
-    unparsed = [message for message in messages if not message.is_parsed]
-    if sum(len(message.raw) for message in unparsed) > _INLINE_PARSE_BYTES:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, lambda: [message.json for message in unparsed])
-
-
 async def _read_body(request: Request) -> bytes:
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > MAX_REQUEST_BODY:
@@ -269,41 +218,6 @@ async def _read_body(request: Request) -> bytes:
         if len(body) > MAX_REQUEST_BODY:
             raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
     return bytes(body)
-
-
-def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
-    if not body.strip(b" \t\r\n"):  # JSON white space only
-        return None, None, None
-    try:
-        options = json.loads(body)
-    except (ValueError, RecursionError):
-        raise InvalidRequest("the request body is not JSON") from None
-    if not isinstance(options, dict):
-        raise InvalidRequest("the request body must be a JSON object")
-    unknown = sorted(set(options) - set(_GENERATE_KEYS))
-    if unknown:
-        known = ", ".join(_GENERATE_KEYS)
-        named = ", ".join(repr(key)[:40] for key in unknown[:5])
-        raise InvalidRequest(f"unknown field(s): {named}; known: {known}")
-    prefix, domain, ttl = options.get("prefix"), options.get("domain"), options.get("ttl")
-    for key in ("prefix", "domain"):
-        if key in options and not isinstance(options[key], str):
-            raise InvalidRequest(f"{key} must be a string")
-    if "ttl" in options and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
-        raise InvalidRequest("ttl must be a number of seconds")
-    return prefix, domain, None if ttl is None else float(ttl)
-
-
-def _wait_parameter(text: str | None) -> float:
-    if text is None:
-        return 0.0
-    try:
-        wait = float(text)
-    except ValueError:
-        wait = math.nan
-    if not 0 <= wait <= MAX_WAIT:  # also false for NaN
-        raise InvalidRequest(f"wait must be a number of seconds from 0 to {MAX_WAIT:g}")
-    return wait
 
 
 def _content_disposition(filename: str | None, index: int) -> str:

@@ -203,6 +203,7 @@ class _Servers:
 
 _SERVERS = pytest.StashKey[_Servers]()
 _INBOXES = pytest.StashKey[list["Inbox"]]()
+_REPORTER = "tempinbox-reporter"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -234,16 +235,32 @@ class _XdistController:
         node.workerinput["tempinbox_url"] = server.api_url
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Add a ``tempinbox`` section listing the mail each inbox of a failed test received."""
-    report = yield
-    inboxes = item.stash.get(_INBOXES, None)
-    if inboxes and report.failed and report.when == "call":
-        report.sections.append(("tempinbox", _mail_report(inboxes)))
-    return report
+class _Reporter:
+    """Adds the mail of a failed test's inboxes to its report.
+
+    Registered when a test first asks for an inbox, so that a run that uses none
+    does not pay for a hook around every report.
+    """
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Add a ``tempinbox`` section listing the mail each inbox of a failed test received."""
+        report = yield
+        inboxes = item.stash.get(_INBOXES, None)
+        if inboxes and report.failed and report.when == "call":
+            report.sections.append(("tempinbox", _mail_report(inboxes)))
+        return report
+
+
+def _inboxes_of(request: pytest.FixtureRequest) -> list[Inbox]:
+    """The list of the inboxes made for this test, for teardown and the failure report."""
+    manager = request.config.pluginmanager
+    if not manager.has_plugin(_REPORTER):
+        manager.register(_Reporter(), _REPORTER)
+    made: list[Inbox] = request.node.stash.setdefault(_INBOXES, [])
+    return made
 
 
 def _mail_report(inboxes: list[Inbox]) -> str:
@@ -299,7 +316,7 @@ def tempinbox_factory(
     For tests that need several addresses; every inbox it made is deleted at
     teardown, and listed in the report of a failing test.
     """
-    made = request.node.stash.setdefault(_INBOXES, [])
+    made = _inboxes_of(request)
 
     def factory(prefix: str | None = None, domain: str | None = None) -> Inbox:
         inbox = tempinbox_client.generate(prefix=prefix, domain=domain)
@@ -311,13 +328,16 @@ def tempinbox_factory(
 
 
 @pytest.fixture
-def tempinbox(tempinbox_factory: Callable[..., Inbox]) -> Inbox:
+def tempinbox(request: pytest.FixtureRequest, tempinbox_client: TempInboxClient) -> Iterator[Inbox]:
     """A brand new disposable inbox for this test, deleted at teardown.
 
     Give ``tempinbox.address`` to the application under test, then read what it
     sent with ``tempinbox.wait_for_message(subject=...)`` or ``messages()``.
     """
-    return tempinbox_factory()
+    inbox = tempinbox_client.generate()
+    _inboxes_of(request).append(inbox)
+    yield inbox
+    _delete_all([inbox])
 
 
 def _delete_all(inboxes: list[Inbox]) -> None:

@@ -14,12 +14,11 @@ import contextlib
 import logging
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ._net import is_loopback
-from .api import ApiSettings, create_app
 from .errors import ServerStartError
 from .limits import (
     COMMAND_LINE_LIMIT,
@@ -31,13 +30,12 @@ from .limits import (
     DEFAULT_MAX_STORED_BYTES,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
+from .local import ASGIApp, LocalTransport
 from .smtp import SMTPService
 from .store import DEFAULT_DOMAIN, Store
-from .transport import LocalTransport
 
 if TYPE_CHECKING:
     import uvicorn
-    from starlette.applications import Starlette
 
 __all__ = ["InboxServer"]
 
@@ -136,7 +134,8 @@ class InboxServer:
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._app: Starlette | None = None
+        self._app: ASGIApp | None = None
+        self._app_lock = threading.Lock()
 
     @property
     def smtp_host(self) -> str:
@@ -186,12 +185,31 @@ class InboxServer:
     def local_transport(self) -> LocalTransport:
         """A transport for :class:`~pytest_tempinbox.client.TempInboxClient` that skips the network.
 
-        It hands each request to the same app on the server's loop, so answers are
-        exactly those of HTTP. Only for use in this process, while the server runs.
+        Its answers are exactly those of HTTP (see :mod:`pytest_tempinbox.local`).
+        Only for use in this process, while the server runs.
         """
-        if self._app is None or self._loop is None or not self.running:
+        if self._loop is None or not self.running:
             raise RuntimeError("the server is not running")
-        return LocalTransport(self._app, self._loop, self.api_url)
+        return LocalTransport(self.store, self.app, self._loop, self.api_url)
+
+    def app(self) -> ASGIApp:
+        """The Starlette app of the API, built (and Starlette imported) on first call."""
+        with self._app_lock:
+            if self._app is None:
+                from .api import ApiSettings, create_app
+
+                allowed = None
+                if is_loopback(self.host):
+                    allowed = frozenset({"localhost", "127.0.0.1", "[::1]", self.host.lower()})
+                    allowed |= frozenset(self.allowed_hosts)
+                settings = ApiSettings(
+                    smtp_host=self.host,
+                    smtp_port=self.smtp_port,
+                    limits=self.limits,
+                    allowed_hosts=allowed,
+                )
+                self._app = create_app(self.store, settings)
+            return self._app
 
     def start(self) -> None:
         """Bind both ports and start serving; return once both accept connections.
@@ -274,18 +292,7 @@ class InboxServer:
             data_line_limit=self.data_line_limit,
         )
         await smtp.start(smtp_socket)
-        allowed = None
-        if is_loopback(self.host):
-            allowed = frozenset({"localhost", "127.0.0.1", "[::1]", self.host.lower()})
-            allowed |= frozenset(self.allowed_hosts)
-        settings = ApiSettings(
-            smtp_host=self.host,
-            smtp_port=self.smtp_port,
-            limits=self.limits,
-            allowed_hosts=allowed,
-        )
-        self._app = create_app(self.store, settings)
-        http = _LazyHTTP(self._app, api_socket, self._stopping)
+        http = _LazyHTTP(self.app, api_socket, self._stopping)
         http.arm()
         self._ready.set()
 
@@ -307,11 +314,13 @@ class _LazyHTTP:
 
     The socket listens from the start, so connections queue in its backlog until
     uvicorn accepts them. A test session served in-process (the plugin's local
-    transport calls the app directly) never pays for importing uvicorn, nor for
-    its graceful shutdown.
+    transport) never pays for importing Starlette and uvicorn, nor for uvicorn's
+    graceful shutdown. ``app`` builds the ASGI app.
     """
 
-    def __init__(self, app: Starlette, sock: socket.socket, stopping: asyncio.Event) -> None:
+    def __init__(
+        self, app: Callable[[], ASGIApp], sock: socket.socket, stopping: asyncio.Event
+    ) -> None:
         self.app = app
         self.sock = sock
         self.stopping = stopping
@@ -328,7 +337,7 @@ class _LazyHTTP:
         import uvicorn
 
         config = uvicorn.Config(
-            self.app,
+            self.app(),
             lifespan="off",
             proxy_headers=False,  # nothing stands in front: X-Forwarded-* is not to be trusted
             log_config=None,

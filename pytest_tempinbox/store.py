@@ -1,8 +1,9 @@
 """Inboxes, the messages routed to them, and waiting for new ones; no I/O.
 
 The store is the single source of truth that the SMTP handler writes into and
-the HTTP API reads from. It is not thread-safe: the server uses it from its
-event loop thread only, which is also where :meth:`Store.wait` must be awaited.
+the HTTP API reads from. Its methods may be called from any thread (the server's
+loop delivers while an in-process client reads from its own thread), but
+:meth:`Store.wait` must be awaited on the event loop that serves the store.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ import json
 import logging
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from functools import cached_property
 
 from .errors import InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
 from .limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from .models import Envelope, Message
-from .parsing import ParsedMessage, parse_message
+from .parsing import parse_message
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -44,6 +45,9 @@ PREFIX_PATTERN = re.compile(r"[a-z0-9._-]{1,32}")
 # Lowercase letters and digits: 36 symbols, so 12 of them carry about 62 bits.
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 _RANDOM_LENGTH = 12
+_TOKENS = len(_ALPHABET) ** _RANDOM_LENGTH
+# \s is str.isspace() here: Unicode white space.
+_NOT_IN_ADDRESS = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def normalize_address(address: str) -> str:
@@ -58,7 +62,7 @@ def normalize_address(address: str) -> str:
         or not local
         or not domain
         or len(address) > MAX_ADDRESS_LENGTH
-        or any(char.isspace() or ord(char) < 32 or char == "\x7f" for char in address)
+        or _NOT_IN_ADDRESS.search(address)
     ):
         raise InvalidAddress(f"{address[:80]!r} is not an email address")
     return _fold(address)
@@ -73,11 +77,11 @@ def _fold(address: str) -> str:
 class StoredMessage:
     """One copy of a received message, as delivered to one inbox.
 
-    The raw bytes are kept exactly as received; parsing happens on first read
-    and is cached, as is the JSON form.
+    The raw bytes are kept exactly as received; parsing happens on first read,
+    and only its JSON form is kept (the most compact of the parsed forms).
     """
 
-    __slots__ = ("__dict__", "envelope", "id", "inbox", "raw", "received_at")
+    __slots__ = ("_json", "envelope", "id", "inbox", "raw", "received_at")
 
     def __init__(
         self, id: str, inbox: str, envelope: Envelope, raw: bytes, received_at: datetime
@@ -87,23 +91,19 @@ class StoredMessage:
         self.envelope = envelope
         self.raw = raw
         self.received_at = received_at
+        self._json: bytes | None = None
 
-    @cached_property
-    def parsed(self) -> ParsedMessage:
-        """The fields parsed from the raw bytes (computed once).
+    def message(self) -> Message:
+        """Parse the raw bytes into the full message object that the API serves.
 
         The parser never raises by design; should it fail anyway, the message is
         still served, with empty parsed fields, and the failure is logged.
         """
         try:
-            return parse_message(self.raw)
+            parsed = parse_message(self.raw)
         except Exception:
             log.exception("failed to parse message %s; serving it unparsed", self.id)
-            return parse_message(b"")
-
-    def message(self) -> Message:
-        """Return the full message object that the API serves."""
-        parsed = self.parsed
+            parsed = parse_message(b"")
         return Message(
             id=self.id,
             inbox=self.inbox,
@@ -129,14 +129,19 @@ class StoredMessage:
     @property
     def is_parsed(self) -> bool:
         """Tell whether the JSON form is computed already (reading it is then free)."""
-        return "json" in self.__dict__
+        return self._json is not None
 
-    @cached_property
+    @property
     def json(self) -> bytes:
-        """The message's JSON object, UTF-8 encoded (computed once)."""
-        return json.dumps(
-            self.message().to_json(), ensure_ascii=False, separators=(",", ":")
-        ).encode("utf-8")
+        """The message's JSON object, UTF-8 encoded (computed once).
+
+        Two threads asking at once may both compute it; they get equal bytes.
+        """
+        if self._json is None:
+            self._json = json.dumps(
+                self.message().to_json(), ensure_ascii=False, separators=(",", ":")
+            ).encode("utf-8")
+        return self._json
 
 
 @dataclass(eq=False)
@@ -165,11 +170,19 @@ class Inbox:
         return self.messages[bisect.bisect_right(self.messages, after, key=_message_id) :]
 
     def wake(self) -> None:
-        """Wake every pending :meth:`Store.wait` on this inbox."""
+        """Wake every pending :meth:`Store.wait` on this inbox, from any thread."""
         for waiter in self.waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+            loop = waiter.get_loop()
+            if asyncio._get_running_loop() is loop:
+                _wake(waiter)
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(_wake, waiter)
         self.waiters.clear()
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _message_id(message: StoredMessage) -> str:
@@ -214,19 +227,22 @@ class Store:
         self._last_ms = 0
         self._sequence = 0
         self._closed = False
+        # Held by every method that reads or changes the inboxes: short, never across an await.
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
         return len(self._inboxes)
 
     def stats(self) -> dict[str, int]:
         """Count live inboxes, stored messages, stored bytes and evictions so far."""
-        self.expire()
-        return {
-            "inboxes": len(self._inboxes),
-            "messages": len(self._arrivals),
-            "stored_bytes": self.stored_bytes,
-            "evictions": self.evictions,
-        }
+        with self._lock:
+            self.expire()
+            return {
+                "inboxes": len(self._inboxes),
+                "messages": len(self._arrivals),
+                "stored_bytes": self.stored_bytes,
+                "evictions": self.evictions,
+            }
 
     def generate(
         self, prefix: str | None = None, domain: str | None = None, ttl: float | None = None
@@ -253,19 +269,20 @@ class Store:
             raise InvalidRequest(
                 f"domain {domain[:80]!r} is not served here; use one of: {', '.join(self.domains)}"
             )
-        self._generated += 1
-        token = "".join(secrets.choice(_ALPHABET) for _ in range(_RANDOM_LENGTH))
-        token += _base36(self._generated)
-        local = f"{prefix}-{token}" if prefix else token
-        address = f"{local}@{domain.lower()}"
-        inbox = Inbox(address=address, created_at=datetime.now(timezone.utc))
+        token = _base36(secrets.randbelow(_TOKENS)).rjust(_RANDOM_LENGTH, _ALPHABET[0])
         ttl = ttl if ttl is not None else self.inbox_ttl
-        if ttl is not None:
-            inbox.deadline = time.monotonic() + ttl
-            inbox.expires_at = inbox.created_at + timedelta(seconds=ttl)
-            heapq.heappush(self._deadlines, (inbox.deadline, address))
-        self._inboxes[address] = inbox
-        return inbox
+        with self._lock:
+            self._generated += 1
+            token += _base36(self._generated)
+            local = f"{prefix}-{token}" if prefix else token
+            address = f"{local}@{domain.lower()}"
+            inbox = Inbox(address=address, created_at=datetime.now(timezone.utc))
+            if ttl is not None:
+                inbox.deadline = time.monotonic() + ttl
+                inbox.expires_at = inbox.created_at + timedelta(seconds=ttl)
+                heapq.heappush(self._deadlines, (inbox.deadline, address))
+            self._inboxes[address] = inbox
+            return inbox
 
     def get(self, address: str) -> Inbox:
         """Return the live inbox at ``address`` (any case).
@@ -285,11 +302,22 @@ class Store:
         return self._live(_fold(address)) is not None
 
     def _live(self, address: str) -> Inbox | None:
-        inbox = self._inboxes.get(address)
-        if inbox is not None and inbox.deadline is not None and inbox.deadline <= time.monotonic():
-            self._drop(inbox)
-            return None
-        return inbox
+        with self._lock:
+            inbox = self._inboxes.get(address)
+            deadline = None if inbox is None else inbox.deadline
+            if inbox is not None and deadline is not None and deadline <= time.monotonic():
+                self._drop(inbox)
+                return None
+            return inbox
+
+    def messages(self, address: str, after: str | None = None) -> list[StoredMessage]:
+        """Return the messages of the inbox at ``address`` received after message ``after``.
+
+        All of them for None, oldest first. Raises as :meth:`get`, and
+        :class:`InvalidRequest` when ``after`` is no message of this inbox.
+        """
+        with self._lock:
+            return self.get(address).messages_after(after)
 
     def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
@@ -300,21 +328,22 @@ class Store:
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
         stored = []
-        for address in dict.fromkeys(_fold(rcpt) for rcpt in rcpt_to):
-            inbox = self._live(address)
-            if inbox is None:
-                continue
-            message = StoredMessage(self._next_id(), inbox.address, envelope, raw, received_at)
-            inbox.messages.append(message)
-            inbox.by_id[message.id] = message
-            self._arrivals[message.id] = message
-            self.stored_bytes += len(raw)
-            if len(inbox.messages) > self.max_messages_per_inbox:
-                self._evict(inbox.messages[0])
-            inbox.wake()
-            stored.append(message)
-        while self.stored_bytes > self.max_stored_bytes and self._arrivals:
-            self._evict(next(iter(self._arrivals.values())))
+        with self._lock:
+            for address in dict.fromkeys(_fold(rcpt) for rcpt in rcpt_to):
+                inbox = self._live(address)
+                if inbox is None:
+                    continue
+                message = StoredMessage(self._next_id(), inbox.address, envelope, raw, received_at)
+                inbox.messages.append(message)
+                inbox.by_id[message.id] = message
+                self._arrivals[message.id] = message
+                self.stored_bytes += len(raw)
+                if len(inbox.messages) > self.max_messages_per_inbox:
+                    self._evict(inbox.messages[0])
+                inbox.wake()
+                stored.append(message)
+            while self.stored_bytes > self.max_stored_bytes and self._arrivals:
+                self._evict(next(iter(self._arrivals.values())))
         return stored
 
     def _evict(self, message: StoredMessage) -> None:
@@ -339,18 +368,20 @@ class Store:
         Mail to the address is refused from then on, and pending waits end with
         :class:`InboxNotFound`.
         """
-        return self._drop(self.get(address))
+        with self._lock:
+            return self._drop(self.get(address))
 
     def expire(self) -> int:
         """Drop every inbox whose time is up; return how many. The server calls it regularly."""
         now = time.monotonic()
         expired = 0
-        while self._deadlines and self._deadlines[0][0] <= now:
-            _, address = heapq.heappop(self._deadlines)
-            inbox = self._inboxes.get(address)
-            if inbox is not None and inbox.deadline is not None and inbox.deadline <= now:
-                self._drop(inbox)
-                expired += 1
+        with self._lock:
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, address = heapq.heappop(self._deadlines)
+                inbox = self._inboxes.get(address)
+                if inbox is not None and inbox.deadline is not None and inbox.deadline <= now:
+                    self._drop(inbox)
+                    expired += 1
         return expired
 
     def _drop(self, inbox: Inbox) -> int:
@@ -374,27 +405,30 @@ class Store:
         store closes. Raises :class:`InboxNotFound` if the inbox is (or gets)
         deleted.
         """
-        inbox = self.get(address)
-        messages = inbox.messages_after(after)
-        if messages or timeout <= 0 or self._closed:
-            return messages
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        inbox.waiters.add(waiter)
+        with self._lock:
+            inbox = self.get(address)
+            messages = inbox.messages_after(after)
+            if messages or timeout <= 0 or self._closed:
+                return messages
+            inbox.waiters.add(waiter)
         try:
             await asyncio.wait_for(waiter, timeout)
         except asyncio.TimeoutError:
             pass
         finally:
-            inbox.waiters.discard(waiter)
+            with self._lock:
+                inbox.waiters.discard(waiter)
         # Woken by a delivery (there is a message now), a delete (get raises) or
         # close (the list may be empty).
-        return self.get(address).messages_after(after)
+        return self.messages(address, after)
 
     def close(self) -> None:
         """End every pending wait (they answer with what they have) and refuse new waits."""
-        self._closed = True
-        for inbox in self._inboxes.values():
-            inbox.wake()
+        with self._lock:
+            self._closed = True
+            for inbox in self._inboxes.values():
+                inbox.wake()
 
     def _next_id(self) -> str:
         # Milliseconds then a sequence number, both fixed-width hex: sorting the

@@ -16,6 +16,7 @@ import smtplib
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from email.utils import getaddresses
 from urllib.parse import quote
 
 import pytest
@@ -23,6 +24,7 @@ import requests
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pytest_tempinbox._headers import SIMPLE_ADDRESS
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
 from pytest_tempinbox.server import InboxServer
 
@@ -320,6 +322,25 @@ def _trees(eol: bytes, depth: int) -> st.SearchStrategy[bytes]:
 
 def _header_block_strategy(eol: bytes) -> st.SearchStrategy[bytes]:
     return TOP_HEADERS.map(lambda headers: _header_block(headers, eol))
+
+
+_ADDRESS_ALPHABET = st.sampled_from("aZ09.!#$%&'*+/=?^_`{|}~- <>@\"(),:;[]\\")
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.one_of(
+        st.from_regex(SIMPLE_ADDRESS, fullmatch=True),
+        st.text(_ADDRESS_ALPHABET, max_size=30),
+    )
+)
+@example("First Last <first.last@example.com>")
+@example("a..b@c")
+def test_the_simple_address_shortcut_reads_as_getaddresses_does(text: str) -> None:
+    """Headers the shortcut takes give the same address getaddresses() would."""
+    simple = SIMPLE_ADDRESS.fullmatch(text)
+    if simple is not None:
+        assert getaddresses([text]) == [(simple[1] or "", simple[2])]
 
 
 @settings(

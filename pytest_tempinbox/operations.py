@@ -1,0 +1,204 @@
+"""The API's everyday answers, computed from the store apart from any web framework.
+
+``generate``, ``messages`` and ``delete`` make :class:`Reply` values here. The
+Starlette app (:mod:`pytest_tempinbox.api`) sends them as HTTP responses, and
+the in-process transport hands them to the client as they are, so both give
+byte for byte the same answers while the in-process path never imports
+Starlette. Errors are raised as :class:`~pytest_tempinbox.errors.TempInboxError`
+and become problem documents through :func:`problem_reply`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from .limits import MAX_WAIT
+from .models import format_timestamp
+from .store import Store, StoredMessage
+
+__all__ = [
+    "COMMON_HEADERS",
+    "INLINE_PARSE_BYTES",
+    "JSON_TYPE",
+    "MAX_HEADER_BYTES",
+    "MAX_REQUEST_BODY",
+    "MAX_TARGET_BYTES",
+    "PROBLEM_TYPE",
+    "Reply",
+    "delete",
+    "encode_json",
+    "error_reply",
+    "generate",
+    "messages",
+    "messages_now",
+    "messages_path",
+    "parse_off_loop",
+    "problem_reply",
+    "wait_parameter",
+]
+
+MAX_REQUEST_BODY = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_TARGET_BYTES = 16 * 1024
+JSON_TYPE = "application/json"
+PROBLEM_TYPE = "application/problem+json"
+COMMON_HEADERS: Mapping[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+# Parsing more raw bytes than this at once moves to a worker thread, so that no
+# message can hold up the event loop (and with it SMTP) while it is parsed.
+INLINE_PARSE_BYTES = 256 * 1024
+_GENERATE_KEYS = ("domain", "prefix", "ttl")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer of the API: status, body and content type, and headers beyond the common ones."""
+
+    status: int
+    body: bytes
+    content_type: str = JSON_TYPE
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def encode_json(data: Any) -> bytes:
+    """Compact UTF-8 JSON; a lone surrogate (from a request) falls back to ASCII escapes."""
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, separators=(",", ":")).encode("ascii")
+
+
+def problem_reply(
+    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+) -> Reply:
+    """An RFC 9457 problem document with our stable ``code`` token."""
+    body = {
+        "type": f"tag:pytest-tempinbox,2026:problem:{code}",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    return Reply(status, encode_json(body), PROBLEM_TYPE, headers or {})
+
+
+def error_reply(exc: TempInboxError) -> Reply:
+    """The problem document for one of our errors."""
+    return problem_reply(exc.status, exc.code, str(exc))
+
+
+def messages_path(address: str) -> str:
+    """The path of an inbox's message list."""
+    return "/api/messages/" + quote(address, safe="@+")
+
+
+def generate(store: Store, body: bytes, base_url: str) -> Reply:
+    """``POST /api/generate``: ``body`` is the request body, ``base_url`` the server's root URL."""
+    if len(body) > MAX_REQUEST_BODY:
+        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    prefix, domain, ttl = _generate_options(body)
+    inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl)
+    path = messages_path(inbox.address)
+    created = {
+        "email": inbox.address,
+        "created_at": format_timestamp(inbox.created_at),
+        "expires_at": format_timestamp(inbox.expires_at) if inbox.expires_at else None,
+        "messages_url": base_url.rstrip("/") + path,
+    }
+    return Reply(201, encode_json(created), headers={"Location": path})
+
+
+def messages_now(
+    store: Store,
+    email: str,
+    after: str | None,
+    wait: str | None,
+    parse_limit: int | None = None,
+) -> Reply | None:
+    """``GET /api/messages/{email}`` at once, from any thread; None if it is for the loop.
+
+    That is when it must wait for a message, or when it would parse more than
+    ``parse_limit`` raw bytes (None: no limit) in the calling thread.
+    """
+    seconds = wait_parameter(wait)
+    found = store.messages(email, after=after)
+    if not found and seconds > 0:
+        return None
+    if parse_limit is not None and _unparsed_bytes(found) > parse_limit:
+        return None
+    return _message_list(found)
+
+
+async def messages(store: Store, email: str, after: str | None, wait: str | None) -> Reply:
+    """``GET /api/messages/{email}`` on the server's loop, long-polling up to ``wait`` seconds."""
+    found = await store.wait(email, after=after, timeout=wait_parameter(wait))
+    await parse_off_loop(found)
+    return _message_list(found)
+
+
+def delete(store: Store, email: str) -> Reply:
+    """``DELETE /api/delete/{email}``."""
+    address = store.get(email).address
+    purged = store.delete(address)
+    return Reply(200, encode_json({"email": address, "deleted": True, "purged": purged}))
+
+
+async def parse_off_loop(found: list[StoredMessage]) -> None:
+    """Parse the messages not parsed yet, in a worker thread when they are many bytes."""
+    if _unparsed_bytes(found) > INLINE_PARSE_BYTES:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: [message.json for message in found])
+
+
+def _unparsed_bytes(found: list[StoredMessage]) -> int:
+    return sum(len(message.raw) for message in found if not message.is_parsed)
+
+
+def _message_list(found: list[StoredMessage]) -> Reply:
+    return Reply(200, b"[" + b",".join(message.json for message in found) + b"]")
+
+
+def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
+    if not body.strip(b" \t\r\n"):  # JSON white space only
+        return None, None, None
+    try:
+        options = json.loads(body)
+    except (ValueError, RecursionError):
+        raise InvalidRequest("the request body is not JSON") from None
+    if not isinstance(options, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    unknown = sorted(set(options) - set(_GENERATE_KEYS))
+    if unknown:
+        known = ", ".join(_GENERATE_KEYS)
+        named = ", ".join(repr(key)[:40] for key in unknown[:5])
+        raise InvalidRequest(f"unknown field(s): {named}; known: {known}")
+    prefix, domain, ttl = options.get("prefix"), options.get("domain"), options.get("ttl")
+    for key in ("prefix", "domain"):
+        if key in options and not isinstance(options[key], str):
+            raise InvalidRequest(f"{key} must be a string")
+    if "ttl" in options and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
+        raise InvalidRequest("ttl must be a number of seconds")
+    return prefix, domain, None if ttl is None else float(ttl)
+
+
+def wait_parameter(text: str | None) -> float:
+    """The ``wait`` query parameter in seconds (0 when absent); :class:`InvalidRequest` if bad."""
+    if text is None:
+        return 0.0
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = math.nan
+    if not 0 <= wait <= MAX_WAIT:  # also false for NaN
+        raise InvalidRequest(f"wait must be a number of seconds from 0 to {MAX_WAIT:g}")
+    return wait
