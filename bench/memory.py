@@ -308,7 +308,12 @@ def summarize(
         "benchmark": "memory",
         "version": __version__,
         "python": platform.python_version(),
-        "config": {key: str(value) for key, value in vars(args).items() if key != "run"},
+        # Paths are machine facts, not settings: the output file goes by its name only.
+        "config": {
+            key: value.name if isinstance(value, Path) else str(value)
+            for key, value in vars(args).items()
+            if key != "run"
+        },
         "server_limits": limits,
         "baseline_rss_bytes": baseline,
         "elapsed_seconds": round(elapsed, 1),
