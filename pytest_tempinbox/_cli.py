@@ -22,6 +22,14 @@ from .limits import (
     format_limit,
     parse_limit,
 )
+from .modes import (
+    DEFAULT_SMTP_AUTH,
+    DEFAULT_TLS,
+    SMTP_AUTH_HELP,
+    TLS_HELP,
+    parse_smtp_auth,
+    parse_tls,
+)
 from .store import DEFAULT_DOMAIN
 
 __all__ = ["main"]
@@ -31,6 +39,21 @@ def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
     return int(text)
+
+
+def _tls(text: str) -> str:
+    try:
+        return parse_tls(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _smtp_auth(text: str) -> str:
+    try:
+        parse_smtp_auth(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,6 +102,20 @@ def _parser() -> argparse.ArgumentParser:
         help="a host name the API answers to besides the bound address and localhost, "
         "when bound to loopback (a defence against DNS rebinding); repeat for several",
     )
+    parser.add_argument(
+        "--tls",
+        type=_tls,
+        default=DEFAULT_TLS,
+        metavar="MODE",
+        help=f"{TLS_HELP} (default: %(default)s); the CA certificate is served at /api/ca.pem",
+    )
+    parser.add_argument(
+        "--smtp-auth",
+        type=_smtp_auth,
+        default=DEFAULT_SMTP_AUTH,
+        metavar="MODE",
+        help=f"{SMTP_AUTH_HELP} (default: %(default)s)",
+    )
     limits = parser.add_argument_group("limits", "docs/limits.md says what a client sees at each")
     for setting in LIMIT_SETTINGS:
         default = STANDALONE_INBOX_TTL if setting.name == "inbox_ttl" else setting.default
@@ -119,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         domains=options.domains or [DEFAULT_DOMAIN],
         hostname=options.hostname,
         allowed_hosts=options.allowed_hosts,
+        tls=options.tls,
+        smtp_auth=options.smtp_auth,
         **limits,
     )
     if not is_loopback(options.host):

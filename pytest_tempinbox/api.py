@@ -41,6 +41,7 @@ __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_REQUEST_BODY",
     "MAX_TARGET_BYTES",
+    "PEM_TYPE",
     "ApiSettings",
     "RequestGuard",
     "create_app",
@@ -49,21 +50,28 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+PEM_TYPE = "application/x-pem-file"
 
 
 @dataclass(frozen=True)
 class ApiSettings:
     """What the app needs to know of the server around it.
 
-    ``smtp_host``, ``smtp_port`` and ``limits`` are reported by ``GET /api/info``.
-    ``allowed_hosts``, when not None, are the only host names a request's ``Host``
-    header may carry (a defence against DNS rebinding for loopback servers).
+    ``smtp_host``, ``smtp_port``, the ``tls`` and ``smtp_auth`` modes and
+    ``limits`` are reported by ``GET /api/info``; ``smtp_auth`` is the mode's name
+    (``password``), never the password. ``ca_pem`` is the CA certificate that
+    ``GET /api/ca.pem`` serves (None when TLS is off). ``allowed_hosts``, when
+    not None, are the only host names a request's ``Host`` header may carry (a
+    defence against DNS rebinding for loopback servers).
     """
 
     smtp_host: str
     smtp_port: int
     limits: Mapping[str, float | None] = field(default_factory=dict)
     allowed_hosts: frozenset[str] | None = None
+    tls: str = "off"
+    smtp_auth: str = "any"
+    ca_pem: bytes | None = None
 
 
 def respond(reply: Reply) -> Response:
@@ -126,7 +134,12 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         return _json(
             {
                 "version": __version__,
-                "smtp": {"host": settings.smtp_host, "port": settings.smtp_port},
+                "smtp": {
+                    "host": settings.smtp_host,
+                    "port": settings.smtp_port,
+                    "tls": settings.tls,
+                    "auth": settings.smtp_auth,
+                },
                 "domains": list(store.domains),
                 "limits": {**settings.limits, "request_body": MAX_REQUEST_BODY, "wait": MAX_WAIT},
                 "stats": store.stats(),
@@ -135,6 +148,11 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
 
     async def openapi(request: Request) -> Response:
         return _json(openapi_document(__version__))
+
+    async def ca_certificate(request: Request) -> Response:
+        if settings.ca_pem is None:
+            return problem(404, "tls_off", "TLS is off on this server: there is no CA certificate")
+        return respond(Reply(200, settings.ca_pem, PEM_TYPE))
 
     routes = [
         Route("/api/generate", generate, methods=["POST"]),
@@ -145,6 +163,7 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         Route("/api/delete/{email}", delete, methods=["DELETE"]),
         Route("/api/info", info, methods=["GET"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
+        Route("/api/ca.pem", ca_certificate, methods=["GET"]),
     ]
     app = Starlette(
         routes=routes,

@@ -108,7 +108,9 @@ class Inbox:
 
     def __init__(self, address: str, client: TempInboxClient) -> None:
         self.address = address
+        """The generated email address, lowercase: give it to the application under test."""
         self.client = client
+        """The client this inbox reads through."""
 
     def __str__(self) -> str:
         return self.address

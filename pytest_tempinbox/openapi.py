@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .limits import MAX_TTL
+
 __all__ = ["openapi_document"]
 
 _NULLABLE_STRING = {"type": ["string", "null"]}
@@ -64,7 +66,7 @@ _SCHEMAS: dict[str, Any] = {
                 "description": "A stable token: inbox_not_found, message_not_found, "
                 "attachment_not_found, invalid_address, invalid_request, not_found, "
                 "method_not_allowed, payload_too_large, uri_too_long, header_too_large, "
-                "host_not_allowed.",
+                "host_not_allowed, tls_off.",
             },
         },
     },
@@ -176,6 +178,13 @@ _PATHS: dict[str, Any] = {
                                 "domain": {
                                     "type": "string",
                                     "description": "One of the server's domains.",
+                                },
+                                "ttl": {
+                                    "type": "number",
+                                    "exclusiveMinimum": 0,
+                                    "maximum": MAX_TTL,
+                                    "description": "Seconds the inbox lives (default: the"
+                                    " server's inbox TTL); then it is gone as if deleted.",
                                 },
                             },
                         }
@@ -302,10 +311,20 @@ _PATHS: dict[str, Any] = {
                             "version": {"type": "string"},
                             "smtp": {
                                 "type": "object",
-                                "required": ["host", "port"],
+                                "required": ["host", "port", "tls", "auth"],
                                 "properties": {
                                     "host": {"type": "string"},
                                     "port": {"type": "integer"},
+                                    "tls": {
+                                        "enum": ["off", "starttls", "required", "implicit"],
+                                        "description": "The TLS mode of the SMTP port.",
+                                    },
+                                    "auth": {
+                                        "enum": ["any", "none", "password"],
+                                        "description": "The AUTH mode: any credentials, "
+                                        "AUTH not offered, or one user name and password "
+                                        "(never reported).",
+                                    },
                                 },
                             },
                             "domains": {"type": "array", "items": {"type": "string"}},
@@ -321,6 +340,20 @@ _PATHS: dict[str, Any] = {
                         },
                     },
                 )
+            },
+        }
+    },
+    "/api/ca.pem": {
+        "get": {
+            "summary": "The certificate of the CA that issued the SMTP listener's certificate.",
+            "description": "A throwaway CA made when the server started; trust it to verify "
+            "STARTTLS or implicit TLS.",
+            "responses": {
+                "200": {
+                    "description": "The CA certificate, PEM-encoded.",
+                    "content": {"application/x-pem-file": {"schema": {"type": "string"}}},
+                },
+                "404": _problem("TLS is off on this server (`tls_off`)."),
             },
         }
     },

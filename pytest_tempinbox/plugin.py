@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
+import weakref
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,8 +22,22 @@ import pytest
 
 from ._net import is_loopback_url
 from .limits import LIMIT_SETTINGS, format_limit, parse_limit
+from .modes import (
+    DEFAULT_SMTP_AUTH,
+    DEFAULT_TLS,
+    SMTP_AUTH_HELP,
+    TLS_EXTRA_MISSING,
+    TLS_HELP,
+    SMTPAuth,
+    parse_smtp_auth,
+    parse_tls,
+    tls_supported,
+)
 
 if TYPE_CHECKING:
+    import ssl
+    import urllib.request
+
     from .client import Inbox, TempInboxClient
     from .server import InboxServer
 
@@ -34,6 +50,8 @@ _OPTIONS = (
     ("smtp_port", "port of the SMTP listener (0: a free port)", "0"),
     ("host", "address both listeners bind", "127.0.0.1"),
     ("domain", "domain of generated addresses", "tempinbox.test"),
+    ("tls", TLS_HELP, DEFAULT_TLS),
+    ("smtp_auth", SMTP_AUTH_HELP, DEFAULT_SMTP_AUTH),
     (
         "url",
         f"use the server already running at this API URL (ending in /api) instead of "
@@ -44,7 +62,11 @@ _OPTIONS = (
 
 
 class TempInboxServer(Protocol):
-    """What the ``tempinbox_server`` fixture gives: where to send mail and where the API is."""
+    """What the ``tempinbox_server`` fixture gives: where to send mail and where the API is.
+
+    With TLS on, ``ca_path`` and ``ssl_context()`` let clients verify the SMTP
+    listener's certificate.
+    """
 
     @property
     def smtp_host(self) -> str:
@@ -58,14 +80,102 @@ class TempInboxServer(Protocol):
     def api_url(self) -> str:
         """The API's base URL, ending in ``/api``."""
 
+    @property
+    def tls(self) -> str:
+        """The TLS mode of the SMTP port: ``off``, ``starttls``, ``required`` or ``implicit``."""
+
+    @property
+    def smtp_auth(self) -> str:
+        """The AUTH mode: ``any``, ``none`` or ``password``."""
+
+    @property
+    def ca_path(self) -> str | None:
+        """A PEM file of the CA that issued the SMTP certificate; None when TLS is off."""
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A new client-side context that trusts the SMTP certificate (TLS must be on)."""
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+class _DownloadedCA:
+    """The CA certificate of a remote server, fetched from ``GET /api/ca.pem`` on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: str | None = None
+        self._cleanup: weakref.finalize[[str], _DownloadedCA] | None = None
+
+    def path(self, api_url: str) -> str:
+        """The PEM file, downloaded on the first call; raises ``ServerUnavailable`` on failure."""
+        import tempfile
+
+        from .errors import ServerUnavailable
+
+        with self._lock:
+            if self._path is None:
+                url = api_url + "/ca.pem"
+                try:
+                    with _opener(api_url).open(url, timeout=10) as response:
+                        pem = response.read()
+                except OSError as exc:
+                    raise ServerUnavailable(f"GET {url} failed: {exc}") from exc
+                descriptor, path = tempfile.mkstemp(prefix="tempinbox-ca-", suffix=".pem")
+                with os.fdopen(descriptor, "wb") as out:
+                    out.write(pem)
+                self._cleanup = weakref.finalize(self, _remove_file, path)
+                self._path = path
+            return self._path
+
+    def remove(self) -> None:
+        """Remove the downloaded file, if any; the next use downloads it again."""
+        with self._lock:
+            if self._cleanup is not None:
+                self._cleanup()
+            self._path = self._cleanup = None
+
 
 @dataclass(frozen=True)
 class RemoteServer:
-    """A server that was already running, found through its API URL."""
+    """A server that was already running, found through its API URL.
+
+    ``tls`` and ``smtp_auth`` are its modes, as its ``/api/info`` reports them.
+    """
 
     api_url: str
     smtp_host: str
     smtp_port: int
+    tls: str = DEFAULT_TLS
+    smtp_auth: str = DEFAULT_SMTP_AUTH
+    _ca: _DownloadedCA = field(default_factory=_DownloadedCA, repr=False, compare=False)
+
+    @property
+    def ca_path(self) -> str | None:
+        """The CA's PEM file, downloaded from ``GET /api/ca.pem`` on first use; None if TLS is off.
+
+        Raises :class:`~pytest_tempinbox.errors.ServerUnavailable` when the
+        download fails. The file is removed at the end of the session.
+        """
+        return None if self.tls == "off" else self._ca.path(self.api_url)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A new client-side context that trusts the server's certificate.
+
+        Raises :class:`RuntimeError` when TLS is off on the server.
+        """
+        path = self.ca_path
+        if path is None:
+            raise RuntimeError(f"no TLS certificate: TLS is off on the server at {self.api_url}")
+        from .tls import client_context
+
+        return client_context(path)
+
+    def close(self) -> None:
+        """Remove the downloaded CA file, if any."""
+        self._ca.remove()
 
 
 @dataclass(frozen=True)
@@ -78,6 +188,8 @@ class Settings:
     domain: str
     url: str | None
     limits: dict[str, float | None] = field(default_factory=dict)
+    tls: str = DEFAULT_TLS
+    smtp_auth: SMTPAuth = field(default_factory=SMTPAuth)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -125,17 +237,45 @@ def _limits(config: pytest.Config) -> dict[str, float | None]:
     return limits
 
 
+def _tls(config: pytest.Config, starts_a_server: bool) -> str:
+    try:
+        mode = parse_tls(_setting(config, "tls") or DEFAULT_TLS)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--tempinbox-tls: {exc}") from None
+    if mode != "off" and starts_a_server and not tls_supported():
+        raise pytest.UsageError(f"--tempinbox-tls {mode}: {TLS_EXTRA_MISSING}")
+    return mode
+
+
+def _smtp_auth(config: pytest.Config) -> SMTPAuth:
+    try:
+        return parse_smtp_auth(_setting(config, "smtp_auth") or DEFAULT_SMTP_AUTH)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--tempinbox-smtp-auth: {exc}") from None
+
+
 def resolve_settings(config: pytest.Config) -> Settings:
     """Read and check the plugin's settings; a bad value is a :class:`pytest.UsageError`."""
     worker_url = getattr(config, "workerinput", {}).get("tempinbox_url")
+    url = (worker_url or _setting(config, "url") or "").rstrip("/") or None
     return Settings(
         port=_port(config, "port"),
         smtp_port=_port(config, "smtp_port"),
         host=_setting(config, "host") or "127.0.0.1",
         domain=(_setting(config, "domain") or "tempinbox.test").lower(),
-        url=(worker_url or _setting(config, "url") or "").rstrip("/") or None,
+        url=url,
         limits=_limits(config),
+        tls=_tls(config, starts_a_server=url is None),
+        smtp_auth=_smtp_auth(config),
     )
+
+
+def _opener(api_url: str) -> urllib.request.OpenerDirector:
+    import urllib.request  # only remote mode needs it: keep unused runs light
+
+    if is_loopback_url(api_url):
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener()
 
 
 def find_remote_server(api_url: str) -> RemoteServer:
@@ -144,24 +284,24 @@ def find_remote_server(api_url: str) -> RemoteServer:
     Raises :class:`pytest.UsageError` when it does not answer as a server of this
     package would.
     """
-    import urllib.request  # only remote mode needs it: keep unused runs light
-
     info_url = api_url + "/info"
-    opener = urllib.request.build_opener()
-    if is_loopback_url(api_url):
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(info_url, timeout=10) as response:
+        with _opener(api_url).open(info_url, timeout=10) as response:
             info = json.load(response)
         smtp_host, smtp_port = str(info["smtp"]["host"]), int(info["smtp"]["port"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # Servers from before TLS and AUTH modes report neither: plain SMTP, any AUTH.
+        tls = str(info["smtp"].get("tls", DEFAULT_TLS))
+        smtp_auth = str(info["smtp"].get("auth", DEFAULT_SMTP_AUTH))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise pytest.UsageError(
             f"--tempinbox-url: {api_url} is not a pytest-tempinbox server: "
             f"GET {info_url} failed: {exc}"
         ) from None
     if smtp_host in _WILDCARDS:
         smtp_host = urlsplit(api_url).hostname or "127.0.0.1"
-    return RemoteServer(api_url=api_url, smtp_host=smtp_host, smtp_port=smtp_port)
+    return RemoteServer(
+        api_url=api_url, smtp_host=smtp_host, smtp_port=smtp_port, tls=tls, smtp_auth=smtp_auth
+    )
 
 
 class _Servers:
@@ -186,6 +326,8 @@ class _Servers:
                 smtp_port=self.settings.smtp_port,
                 api_port=self.settings.port,
                 domains=[self.settings.domain],
+                tls=self.settings.tls,
+                smtp_auth=_auth_setting(self.settings.smtp_auth),
                 **self.settings.limits,  # type: ignore[arg-type]
             )
             try:
@@ -199,6 +341,13 @@ class _Servers:
         if self.local is not None:
             self.local.stop()
             self.local = None
+        if self.remote is not None:
+            self.remote.close()
+
+
+def _auth_setting(auth: SMTPAuth) -> str:
+    """The ``smtp_auth`` keyword of :class:`InboxServer` for a parsed setting."""
+    return f"{auth.username}:{auth.password}" if auth.mode == "password" else auth.mode
 
 
 _SERVERS = pytest.StashKey[_Servers]()
@@ -286,6 +435,8 @@ def tempinbox_server(request: pytest.FixtureRequest) -> Iterator[TempInboxServer
     Started in this process on first use (or, with ``--tempinbox-url``, the
     server already running there). Point the application's SMTP settings at
     ``smtp_host`` and ``smtp_port``; ``api_url`` is the HTTP API's base URL.
+    With ``--tempinbox-tls``, ``ca_path`` (a PEM file) and ``ssl_context()`` let
+    clients trust the server's certificate.
     """
     servers = request.config.stash[_SERVERS]
     yield servers.get()

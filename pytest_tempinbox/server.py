@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterable
 from types import TracebackType
@@ -31,11 +32,14 @@ from .limits import (
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from .local import ASGIApp, LocalTransport
+from .modes import DEFAULT_SMTP_AUTH, DEFAULT_TLS, parse_smtp_auth, parse_tls
 from .smtp import SMTPService
 from .store import DEFAULT_DOMAIN, Store
 
 if TYPE_CHECKING:
     import uvicorn
+
+    from .tls import CertificateAuthority
 
 __all__ = ["InboxServer"]
 
@@ -93,6 +97,13 @@ class InboxServer:
     until deleted). When bound to loopback, only requests whose Host header is
     the bound address, ``localhost``, ``127.0.0.1``, ``[::1]`` or one of
     ``allowed_hosts`` are answered.
+
+    ``tls`` is ``off``, ``starttls``, ``required`` or ``implicit``; every mode but
+    ``off`` needs the ``tls`` extra (trustme), and :meth:`start` makes a
+    throwaway CA whose certificate is at :attr:`ca_path`. ``smtp_auth`` is
+    ``any`` (any credentials), ``none`` (AUTH not offered) or ``USER:PASSWORD``
+    (only those, and MAIL needs them). docs/tls.md says what a client sees in
+    each mode. A bad ``tls`` or ``smtp_auth`` raises :class:`ValueError`.
     """
 
     def __init__(
@@ -112,8 +123,13 @@ class InboxServer:
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
         allowed_hosts: Iterable[str] = (),
+        tls: str = DEFAULT_TLS,
+        smtp_auth: str = DEFAULT_SMTP_AUTH,
     ) -> None:
         self.host = host
+        self.tls = parse_tls(tls)
+        self._auth = parse_smtp_auth(smtp_auth)
+        self._authority: CertificateAuthority | None = None
         self.store = Store(
             domains,
             max_messages_per_inbox=max_messages_per_inbox,
@@ -154,8 +170,39 @@ class InboxServer:
 
     @property
     def smtp_url(self) -> str:
-        """``smtp://HOST:PORT`` of the SMTP listener."""
-        return f"smtp://{_url_host(self.host)}:{self.smtp_port}"
+        """``smtp://HOST:PORT`` of the SMTP listener (``smtps://`` with implicit TLS)."""
+        scheme = "smtps" if self.tls == "implicit" else "smtp"
+        return f"{scheme}://{_url_host(self.host)}:{self.smtp_port}"
+
+    @property
+    def smtp_auth(self) -> str:
+        """The AUTH mode: ``any``, ``none`` or ``password`` (never the password itself)."""
+        return self._auth.mode
+
+    @property
+    def ca_path(self) -> str | None:
+        """The PEM file of the CA that issued the SMTP certificate; None when TLS is off.
+
+        Made by :meth:`start` and removed by :meth:`stop`. Point clients at it,
+        or the ``SSL_CERT_FILE`` environment variable for code that uses
+        :func:`ssl.create_default_context`.
+        """
+        return None if self._authority is None else self._authority.ca_path
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A new client-side context that trusts the server's certificate.
+
+        For ``smtplib.SMTP.starttls(context=...)``, ``smtplib.SMTP_SSL(context=...)``
+        or aiosmtplib's ``tls_context``. Raises :class:`RuntimeError` when TLS is
+        off or the server has not started.
+        """
+        if self._authority is None:
+            raise RuntimeError(
+                f"no TLS certificate: TLS is {self.tls}, or the server is not started"
+            )
+        from .tls import client_context
+
+        return client_context(self._authority.ca_path)
 
     @property
     def api_url(self) -> str:
@@ -207,6 +254,9 @@ class InboxServer:
                     smtp_port=self.smtp_port,
                     limits=self.limits,
                     allowed_hosts=allowed,
+                    tls=self.tls,
+                    smtp_auth=self.smtp_auth,
+                    ca_pem=None if self._authority is None else self._authority.ca_pem,
                 )
                 self._app = create_app(self.store, settings)
             return self._app
@@ -215,16 +265,19 @@ class InboxServer:
         """Bind both ports and start serving; return once both accept connections.
 
         Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
-        taken or the host cannot be bound.
+        taken or the host cannot be bound, or TLS is on and trustme is missing.
         """
         if self._thread is not None:
             raise RuntimeError("this server was already started")
-        smtp_port, api_port = self._requested_ports
-        smtp_socket = _listen(self.host, smtp_port, "SMTP")
+        if self.tls != "off":
+            from .tls import CertificateAuthority, certificate_names
+
+            names = [self.hostname, *self.store.domains, *self.allowed_hosts]
+            self._authority = CertificateAuthority(certificate_names(self.host, names))
         try:
-            api_socket = _listen(self.host, api_port, "HTTP")
+            smtp_socket, api_socket = self._bind()
         except BaseException:
-            smtp_socket.close()
+            self._discard_authority()
             raise
         self._ports = (smtp_socket.getsockname()[1], api_socket.getsockname()[1])
         self._thread = threading.Thread(
@@ -234,6 +287,7 @@ class InboxServer:
         self._ready.wait()
         if self._error is not None:
             self._thread.join()
+            self._discard_authority()
             raise ServerStartError(f"the server failed to start: {self._error}") from self._error
 
     def stop(self) -> None:
@@ -248,6 +302,23 @@ class InboxServer:
         thread.join(_STOP_TIMEOUT)
         if thread.is_alive():
             log.warning("the inbox server thread did not stop within %s s", _STOP_TIMEOUT)
+        if self._authority is not None:
+            self._authority.close()  # the CA file goes; ca_path still names it
+
+    def _bind(self) -> tuple[socket.socket, socket.socket]:
+        smtp_port, api_port = self._requested_ports
+        smtp_socket = _listen(self.host, smtp_port, "SMTP")
+        try:
+            return smtp_socket, _listen(self.host, api_port, "HTTP")
+        except BaseException:
+            smtp_socket.close()
+            raise
+
+    def _discard_authority(self) -> None:
+        # A server that failed to start has no certificate to offer.
+        if self._authority is not None:
+            self._authority.close()
+            self._authority = None
 
     def __enter__(self) -> InboxServer:
         self.start()
@@ -290,6 +361,9 @@ class InboxServer:
             max_recipients=self.max_recipients,
             max_connections=self.max_connections,
             data_line_limit=self.data_line_limit,
+            tls=self.tls,
+            tls_context=None if self._authority is None else self._authority.server_context(),
+            auth=self._auth,
         )
         await smtp.start(smtp_socket)
         http = _LazyHTTP(self.app, api_socket, self._stopping)

@@ -1,20 +1,31 @@
 """The SMTP side: an aiosmtpd handler that routes mail into the store.
 
 The only module that imports aiosmtpd. It accepts mail only for live generated
-addresses (no relaying, ever), stores each message before answering ``250`` to
-DATA, and accepts any AUTH PLAIN/LOGIN credentials so that applications
-configured with a username and password work unchanged.
+addresses (no relaying, ever), and stores each message before answering ``250``
+to DATA. By default it accepts any AUTH PLAIN/LOGIN credentials, so that
+applications configured with a username and password work unchanged; the AUTH
+and TLS modes (:mod:`pytest_tempinbox.modes`) change that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import hmac
 import logging
 import socket
+import ssl
 from typing import Any, AnyStr
 
-from aiosmtpd.smtp import SMTP, AuthResult, Envelope, Session
+from aiosmtpd.smtp import (
+    SMTP,
+    AuthResult,
+    Envelope,
+    LoginPassword,
+    Session,
+    TLSSetupException,
+    syntax,
+)
 
 from .limits import (
     COMMAND_LINE_LIMIT,
@@ -24,6 +35,7 @@ from .limits import (
     DEFAULT_MAX_RECIPIENTS,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
+from .modes import DEFAULT_TLS, SMTPAuth
 from .store import Store
 
 __all__ = ["InboxHandler", "SMTPService"]
@@ -34,11 +46,35 @@ MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 
 
 class InboxHandler:
-    """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store."""
+    """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store.
 
-    def __init__(self, store: Store, *, max_recipients: int = DEFAULT_MAX_RECIPIENTS) -> None:
+    Without ``advertise_auth``, EHLO's answer leaves AUTH out.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
+        advertise_auth: bool = True,
+    ) -> None:
         self.store = store
         self.max_recipients = max_recipients
+        self.advertise_auth = advertise_auth
+
+    async def handle_EHLO(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        hostname: str,
+        responses: list[str],
+    ) -> list[str]:
+        """Answer EHLO with aiosmtpd's extensions, AUTH left out when it is not offered."""
+        session.host_name = hostname  # aiosmtpd leaves this to a handler with this hook
+        if self.advertise_auth:
+            return responses
+        return [line for line in responses if not line.startswith("250-AUTH")]
 
     async def handle_MAIL(
         self,
@@ -91,7 +127,12 @@ class InboxHandler:
 
     async def handle_exception(self, error: Exception) -> str:
         """Log an unexpected error and answer a temporary failure without internals."""
-        log.error("error while handling an SMTP command", exc_info=error)
+        if isinstance(error, TLSSetupException):
+            # A client that does not trust the certificate: its failure, not ours.
+            # aiosmtpd closes the connection without sending this answer.
+            log.info("STARTTLS handshake failed: %s", error.__cause__)
+        else:
+            log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
 
 
@@ -118,33 +159,66 @@ def _accept_any_credentials(
     return AuthResult(success=True, auth_data=auth_data)
 
 
+class _Credentials:
+    """An aiosmtpd authenticator accepting one user name and password, compared in constant time."""
+
+    def __init__(self, auth: SMTPAuth) -> None:
+        self._username = (auth.username or "").encode("utf-8")
+        self._password = (auth.password or "").encode("utf-8")
+
+    def __call__(
+        self, server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
+    ) -> AuthResult:
+        if not isinstance(auth_data, LoginPassword):
+            return AuthResult(success=False, handled=False)
+        # Both compared, always: which of the two was wrong takes no longer to learn.
+        user_ok = hmac.compare_digest(auth_data.login, self._username)
+        password_ok = hmac.compare_digest(auth_data.password, self._password)
+        # handled=False: aiosmtpd then answers a failure with 535 5.7.8.
+        return AuthResult(success=user_ok and password_ok, handled=False, auth_data=auth_data)
+
+
 class _QuietSession(Session):
     # aiosmtpd logs a deprecation warning whenever AUTH sets Session.login_data;
     # a plain attribute keeps every authenticated session from logging it.
     login_data: Any = None
 
 
+# aiosmtpd's replies that lack an enhanced status code (RFC 3463), with it.
+_ENHANCED_REPLIES = {
+    "500 Command line too long": "500 5.5.2 Command line too long",
+    "530 Must issue a STARTTLS command first": "530 5.7.0 Must issue a STARTTLS command first",
+}
+
+
 class _TrackedSMTP(SMTP):
-    """aiosmtpd's protocol, counting its open sessions and with our line limits.
+    """aiosmtpd's protocol, counting its open sessions, with our line limits and AUTH modes.
 
     Command lines are read with a small buffer limit, DATA lines with
     ``data_line_limit``: allowing long text lines never lets a long command line
-    be buffered.
+    be buffered. Without ``auth_offered``, AUTH answers as on a server without
+    authentication; with ``auth_required``, MAIL, RCPT and DATA need it.
     """
 
     def __init__(
         self,
         handler: InboxHandler,
-        sessions: set[SMTP],
+        sessions: set[_TrackedSMTP],
         *,
         max_connections: int,
         data_line_limit: int,
+        auth_offered: bool = True,
+        auth_required: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(handler, **options)
         self._sessions = sessions
         self._max_connections = max_connections
         self._refused = False
+        self._auth_offered = auth_offered
+        # Not aiosmtpd's auth_required: that warns, on every connection, when AUTH
+        # is allowed without TLS, which a test server does allow.
+        self._password_required = auth_required
         # aiosmtpd keeps these limits in a dict shared by every session (and grows
         # MAIL's on each EHLO); each session gets its own.
         self.command_size_limits = collections.defaultdict(lambda: COMMAND_LINE_LIMIT)
@@ -155,6 +229,10 @@ class _TrackedSMTP(SMTP):
         return _QuietSession(self.loop)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if self in self._sessions:
+            # The session goes on over TLS after STARTTLS: not a new connection.
+            super().connection_made(transport)
+            return
         # Counted here, as each connection is made, so a burst cannot outrun it.
         if len(self._sessions) >= self._max_connections:
             self._refused = True
@@ -172,12 +250,41 @@ class _TrackedSMTP(SMTP):
         super().connection_lost(error)
 
     async def push(self, status: AnyStr) -> None:
-        """Send a reply; aiosmtpd's too-long-command reply gains its enhanced code."""
-        if status == "500 Command line too long":
-            await super().push("500 5.5.2 Command line too long")
+        """Send a reply; aiosmtpd's replies without an enhanced status code gain one."""
+        if isinstance(status, str):
+            await super().push(_ENHANCED_REPLIES.get(status, status))
         else:
             await super().push(status)
 
+    async def check_auth_needed(self, caller_method: str) -> bool:
+        """Refuse MAIL, RCPT and DATA (and HELP, VRFY) before a required AUTH succeeds."""
+        assert self.session is not None
+        if self._password_required and not self.session.authenticated:
+            await self.push("530 5.7.0 Authentication required")
+            return True
+        return False
+
+    @syntax("AUTH <mechanism>", when="_auth_offered")
+    async def smtp_AUTH(self, arg: str) -> None:
+        """Authenticate; without AUTH offered, answer as Postfix does without SASL."""
+        if not self._auth_offered:
+            await self.push("503 5.5.1 Error: authentication not enabled")
+            return
+        await super().smtp_AUTH(arg)
+
+    def close_now(self) -> None:
+        """Close the connection at once, without waiting for a client's TLS shutdown."""
+        if self._original_transport is not None:
+            self._original_transport.close()  # the TCP connection under STARTTLS
+        elif self.transport is None:
+            return
+        elif self.transport.get_extra_info("sslcontext") is not None:
+            assert isinstance(self.transport, asyncio.WriteTransport)
+            self.transport.abort()  # implicit TLS: close() would wait for the client
+        else:
+            self.transport.close()
+
+    @syntax("DATA")  # as aiosmtpd's own: HELP lists a command by this mark
     async def smtp_DATA(self, arg: str) -> None:
         """Read DATA with the text-line limit, then go back to the command-line limit."""
         reader: Any = self._reader
@@ -199,6 +306,11 @@ class SMTPService:
     once (the next gets ``421 4.7.0``), a message has at most ``max_recipients``
     recipients (the next RCPT gets ``452 4.5.3``), and a DATA line at most
     ``data_line_limit`` octets (else ``500`` after the final dot).
+
+    ``tls`` is a mode of :data:`~pytest_tempinbox.modes.TLS_MODES`; every mode but
+    ``off`` needs ``tls_context``, a server-side context with the certificate. With
+    ``required``, STARTTLS must come before anything but EHLO, NOOP and QUIT, and
+    AUTH is offered only after it. ``auth`` says which credentials AUTH accepts.
     """
 
     def __init__(
@@ -211,19 +323,47 @@ class SMTPService:
         max_recipients: int = DEFAULT_MAX_RECIPIENTS,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         data_line_limit: int = DEFAULT_DATA_LINE_LIMIT,
+        tls: str = DEFAULT_TLS,
+        tls_context: ssl.SSLContext | None = None,
+        auth: SMTPAuth | None = None,
     ) -> None:
-        self.handler = InboxHandler(store, max_recipients=max_recipients)
+        if (tls != "off") != (tls_context is not None):
+            raise ValueError(f"TLS mode {tls!r} and the context given do not go together")
+        self.auth = auth or SMTPAuth()
+        self.handler = InboxHandler(
+            store, max_recipients=max_recipients, advertise_auth=self.auth.mode != "none"
+        )
         self.hostname = hostname
         self.message_size_limit = message_size_limit
         self.timeout = timeout
         self.max_connections = max_connections
         self.data_line_limit = data_line_limit
-        self._sessions: set[SMTP] = set()
+        self.tls = tls
+        self.tls_context = tls_context
+        self._sessions: set[_TrackedSMTP] = set()
         self._server: asyncio.Server | None = None
+
+    def _protocol_options(self) -> dict[str, Any]:
+        """The protocol's keywords for the TLS and AUTH modes."""
+        options: dict[str, Any] = {
+            "auth_offered": self.auth.mode != "none",
+            "auth_required": self.auth.mode == "password",
+            # Plain-text AUTH is what applications under test mostly do; only
+            # "required" keeps AUTH for after STARTTLS, as a mature server would.
+            "auth_require_tls": self.tls == "required",
+            "authenticator": _accept_any_credentials,
+        }
+        if self.auth.mode == "password":
+            options["authenticator"] = _Credentials(self.auth)
+        if self.tls in ("starttls", "required"):
+            options["tls_context"] = self.tls_context
+            options["require_starttls"] = self.tls == "required"
+        return options
 
     async def start(self, sock: socket.socket) -> None:
         """Start accepting connections on ``sock`` in the running loop."""
         loop = asyncio.get_running_loop()
+        options = self._protocol_options()
 
         def protocol() -> asyncio.Protocol:
             session: asyncio.Protocol = _TrackedSMTP(
@@ -234,14 +374,22 @@ class SMTPService:
                 hostname=self.hostname,
                 data_size_limit=self.message_size_limit,
                 enable_SMTPUTF8=True,
-                auth_require_tls=False,
-                authenticator=_accept_any_credentials,
                 timeout=self.timeout,
                 loop=loop,
+                **options,
             )
             return session
 
-        self._server = await loop.create_server(protocol, sock=sock)
+        if self.tls == "implicit":
+            self._server = await loop.create_server(
+                protocol,
+                sock=sock,
+                ssl=self.tls_context,
+                # A client that connects and never finishes the handshake is let go.
+                ssl_handshake_timeout=min(self.timeout, 60.0),
+            )
+        else:
+            self._server = await loop.create_server(protocol, sock=sock)
 
     async def stop(self) -> None:
         """Stop accepting, and close every open session, idle or mid-transaction."""
@@ -249,6 +397,5 @@ class SMTPService:
             return
         self._server.close()
         for session in list(self._sessions):
-            if session.transport is not None:
-                session.transport.close()
+            session.close_now()
         await self._server.wait_closed()

@@ -96,7 +96,7 @@ class Standalone:
                 break
             self.lines.append(line)
         text = "".join(self.lines)
-        smtp = re.search(r"smtp://([\d.]+):(\d+)", text)
+        smtp = re.search(r"smtps?://([\d.]+):(\d+)", text)
         api = re.search(r"(http://[\d.]+:\d+/api)", text)
         assert smtp, f"no SMTP address line in {text!r}"
         assert api, f"no API URL line in {text!r}"

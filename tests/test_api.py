@@ -413,7 +413,12 @@ def test_info_tells_where_the_smtp_listener_is(
 ) -> None:
     info = http.get(api + "/info").json()
     assert info["version"] == __version__
-    assert info["smtp"] == {"host": "127.0.0.1", "port": server.smtp_port}
+    assert info["smtp"] == {
+        "host": "127.0.0.1",
+        "port": server.smtp_port,
+        "tls": "off",
+        "auth": "any",
+    }
     assert info["domains"] == ["tempinbox.test", "other.test"]
     assert info["limits"] == {
         "message_size": 10 * 1024 * 1024,

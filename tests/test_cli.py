@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import smtplib
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -153,3 +154,69 @@ def test_ttl_zero_keeps_inboxes_until_deleted() -> None:
     finally:
         process.stop(signal.SIGTERM)
     assert generated["expires_at"] is None
+
+
+def test_a_bad_tls_mode_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--tls", "sometimes"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--tls: 'sometimes' is not a TLS mode (off, starttls, required, implicit)" in err
+
+
+def test_a_bad_smtp_auth_is_an_argument_error_that_does_not_echo_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--smtp-auth", "secret-without-user"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--smtp-auth: expected any, none or USER:PASSWORD" in err
+    assert "secret-without-user" not in err
+
+
+def test_tls_and_smtp_auth_reach_the_server() -> None:
+    process = Standalone(
+        "--smtp-port", "0", "--api-port", "0", "--tls", "implicit", "--smtp-auth", "app:s3cret"
+    )
+    try:
+        host, port, api = process.read_addresses()
+        with requests.Session() as http:
+            http.trust_env = False
+            info = http.get(api + "/info", timeout=5)
+            ca = http.get(api + "/ca.pem", timeout=5).text
+            address = http.post(api + "/generate", timeout=5).json()["email"]
+            context = ssl.create_default_context(cadata=ca)
+            with smtplib.SMTP_SSL(host, port, local_hostname=CLIENT_NAME, context=context) as c:
+                c.login("app", "s3cret")
+                c.send_message(make_message(address, subject="over smtps"))
+            (message,) = http.get(f"{api}/messages/{address}", timeout=5).json()
+    finally:
+        status, _, stderr = process.stop(signal.SIGTERM)
+    assert status == 0, stderr
+    assert process.lines[0].startswith(f"SMTP listening on smtps://{host}:{port}")
+    assert info.json()["smtp"]["tls"] == "implicit"
+    assert info.json()["smtp"]["auth"] == "password"
+    assert "s3cret" not in info.text + "".join(process.lines) + stderr
+    assert message["subject"] == "over smtps"
+
+
+def test_tls_without_trustme_is_one_line_on_stderr() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['trustme'] = None  # as if the tls extra were not installed\n"
+        "from pytest_tempinbox._cli import main\n"
+        "raise SystemExit(main(sys.argv[1:]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "--tls", "starttls", "--smtp-port", "0", "--api-port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "error: TLS needs the trustme package, which is not installed: "
+        "pip install 'pytest-tempinbox[tls]'"
+    ]
+    assert result.stdout == ""

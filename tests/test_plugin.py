@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,11 @@ def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pyt
         (
             ["--tempinbox-url", "http://127.0.0.1:9/api"],
             "*--tempinbox-url: http://127.0.0.1:9/api*",
+        ),
+        (["--tempinbox-tls", "sometimes"], "*--tempinbox-tls: 'sometimes' is not a TLS mode*"),
+        (
+            ["--tempinbox-smtp-auth", "no-colon"],
+            "*--tempinbox-smtp-auth: expected any, none or USER:PASSWORD*",
         ),
     ],
 )
@@ -312,3 +318,121 @@ def test_xdist_against_a_standalone_server(pytester: pytest.Pytester, tmp_path: 
     finally:
         status, _, stderr = standalone.stop(signal.SIGTERM)
     assert status == 0, stderr
+
+
+TLS_TEST = """
+import os
+import smtplib
+from email.message import EmailMessage
+
+import pytest
+
+def message(to):
+    message = EmailMessage()
+    message["From"] = "app@example.com"
+    message["To"] = to
+    message["Subject"] = "Over TLS"
+    message.set_content("hello")
+    return message
+
+def connect(server):
+    if server.tls == "implicit":
+        return smtplib.SMTP_SSL(server.smtp_host, server.smtp_port,
+                                local_hostname="client.test", context=server.ssl_context())
+    client = smtplib.SMTP(server.smtp_host, server.smtp_port, local_hostname="client.test")
+    client.starttls(context=server.ssl_context())
+    return client
+
+def test_modes(tempinbox_server):
+    assert tempinbox_server.tls == os.environ["EXPECTED_TLS"]
+    assert tempinbox_server.smtp_auth == "password"
+    with open(tempinbox_server.ca_path, "rb") as pem:
+        assert pem.read().startswith(b"-----BEGIN CERTIFICATE-----")
+    with open(os.environ["RECORD"], "w") as out:
+        out.write(tempinbox_server.ca_path)
+
+def test_the_right_password_delivers(tempinbox, tempinbox_server):
+    with connect(tempinbox_server) as client:
+        client.login("app", "s3cret")
+        client.send_message(message(tempinbox.address))
+    assert tempinbox.wait_for_message(subject="Over TLS", timeout=5)
+
+def test_a_wrong_password_is_refused(tempinbox, tempinbox_server):
+    with connect(tempinbox_server) as client:
+        with pytest.raises(smtplib.SMTPAuthenticationError) as refused:
+            client.login("app", "wrong")
+    assert refused.value.smtp_code == 535
+"""
+
+
+def test_tls_and_smtp_auth_come_from_options_before_the_ini_file(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    record = tmp_path / "ca_path.txt"
+    pytester.makeini("[pytest]\ntempinbox_tls = starttls\ntempinbox_smtp_auth = app:s3cret\n")
+    pytester.makepyfile(TLS_TEST)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RECORD", str(record))
+        patch.setenv("EXPECTED_TLS", "starttls")
+        pytester.runpytest().assert_outcomes(passed=3)
+        assert not Path(record.read_text()).exists()  # removed when the server stopped
+        patch.setenv("EXPECTED_TLS", "implicit")
+        pytester.runpytest("--tempinbox-tls", "implicit").assert_outcomes(passed=3)
+        patch.setenv("EXPECTED_TLS", "required")
+        result = pytester.runpytest("--tempinbox-tls=required", "--tempinbox-smtp-auth=app:other")
+    # The command line's credentials win over the ini file's.
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * smtplib.SMTPAuthenticationError: (535, *",
+            "FAILED *::test_the_right_password_delivers",
+        ]
+    )
+
+
+def test_by_default_tls_is_off_and_any_credentials_pass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def test_defaults(tempinbox_server):
+            assert (tempinbox_server.tls, tempinbox_server.smtp_auth) == ("off", "any")
+            assert tempinbox_server.ca_path is None
+            with pytest.raises(RuntimeError, match="TLS is off"):
+                tempinbox_server.ssl_context()
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_tls_without_trustme_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trustme", None)  # as if the tls extra were missing
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-tls", "starttls")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0] == (
+        "ERROR: --tempinbox-tls starttls: TLS needs the trustme package, which is not "
+        "installed: pip install 'pytest-tempinbox[tls]'"
+    )
+
+
+def test_remote_mode_downloads_the_ca_of_a_tls_server(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    record = tmp_path / "ca_path.txt"
+    pytester.makepyfile(TLS_TEST)
+    with (
+        InboxServer(tls="required", smtp_auth="app:s3cret") as remote,
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        patch.setenv("RECORD", str(record))
+        patch.setenv("EXPECTED_TLS", "required")
+        # The server's own modes count: the plugin's TLS option is for a server it starts.
+        result = pytester.runpytest("--tempinbox-url", remote.api_url, "--tempinbox-tls=off")
+        result.assert_outcomes(passed=3)
+        assert remote.ca_path is not None
+        downloaded = record.read_text()
+        assert downloaded != remote.ca_path
+    assert not Path(downloaded).exists()  # removed at the end of the session

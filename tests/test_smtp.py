@@ -116,6 +116,13 @@ def test_ehlo_advertises_size_8bitmime_smtputf8_and_auth(server: InboxServer) ->
     assert {"PLAIN", "LOGIN"} <= set(features["auth"].upper().split())
 
 
+def test_help_lists_every_command_a_client_needs(raw_smtp: RawSMTP) -> None:
+    raw_smtp.send(b"HELP\r\n")
+    code, text = raw_smtp.reply()
+    assert code == 250
+    assert {"EHLO", "MAIL", "RCPT", "DATA", "QUIT"} <= set(text.split(":", 1)[-1].split())
+
+
 # --- RCPT routing ---------------------------------------------------------------------------
 
 

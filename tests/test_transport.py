@@ -21,6 +21,7 @@ from .helpers import CLIENT_NAME, make_message, send
 CASES = [
     ("GET", "/info", None, None),
     ("GET", "/openapi.json", None, None),
+    ("GET", "/ca.pem", None, None),
     ("GET", "/messages/nobody@tempinbox.test", None, None),
     ("GET", "/messages/not-an-address", None, None),
     ("GET", "/messages/{address}", {"wait": "soon"}, None),

@@ -1,0 +1,313 @@
+"""The documentation site against the code: nothing it lists can drift from what exists.
+
+The plugin's options, ini keys and fixtures are read from pytest itself, the
+standalone flags from the command's own help, the HTTP routes from the OpenAPI
+document, and each must be on its reference page with its default. The examples
+the pages include are files that this test suite runs (docs/examples/).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_tempinbox
+from pytest_tempinbox import _cli, errors
+from pytest_tempinbox.openapi import openapi_document
+from pytest_tempinbox.plugin import URL_ENVIRONMENT_VARIABLE
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+EXAMPLES = DOCS / "examples"
+SNIPPET = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$', re.MULTILINE)
+SECTION_MARKER = re.compile(r"-{1,}8<-{1,}\s+\[(start|end):([a-z][-_0-9a-z]*)\]")
+SECTION_NAME = re.compile(r"[a-z][-_0-9a-z]*")
+DEFAULT = re.compile(r"\(default: ([^;)]*)[;)]")
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def table_cells(text: str) -> list[list[str]]:
+    """The cells of each row of every Markdown table in ``text``, header rows included."""
+    return [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|") and not line.startswith("|---")
+    ]
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The rows of every Markdown table in ``text``, by their first cell (backticks removed)."""
+    return {cells[0].strip("`"): cells for cells in table_cells(text)}
+
+
+def sections(text: str, level: int) -> dict[str, str]:
+    """Each heading of ``level`` (2 for ``##``) and the text under it, down to the next one."""
+    marker = "#" * level + " "
+    found: dict[str, str] = {}
+    heading = None
+    for line in text.splitlines():
+        if line.startswith("#") and line.split(" ", 1)[0].count("#") <= level:
+            heading = line[len(marker) :].strip() if line.startswith(marker) else None
+            if heading is not None:
+                found[heading] = ""
+            continue
+        if heading is not None:
+            found[heading] += line + "\n"
+    return found
+
+
+def help_entries(help_text: str, pattern: str) -> dict[str, str]:
+    """Each option (or ini key) matching ``pattern`` in a help text, with its help on one line."""
+    entries: dict[str, str] = {}
+    current = None
+    for line in help_text.splitlines():
+        match = re.match(rf"\s{{2}}({pattern})(?:[= ]\S+)?(?:\s{{2,}}|:|$)(.*)", line)
+        if match:
+            current = match.group(1)
+            entries[current] = match.group(2).strip()
+        elif current is not None and line.startswith(" " * 10) and line.strip():
+            entries[current] += " " + line.strip()
+        else:
+            current = None
+    return entries
+
+
+def default_in(help: str) -> str:
+    """The default a help text states, ``none`` when it states none."""
+    match = DEFAULT.search(help)
+    return match.group(1).strip() if match else "none"
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Wide help, so that no line of it is wrapped away from its option; no
+    # TEMPINBOX_URL from the environment, which the plugin would check at start.
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.delenv(URL_ENVIRONMENT_VARIABLE, raising=False)
+    return pytester
+
+
+def plugin_help(pytester: pytest.Pytester) -> str:
+    result = pytester.runpytest("--help")
+    assert result.ret == 0
+    return result.stdout.str()
+
+
+def test_every_plugin_option_is_in_the_reference_with_its_default(
+    pytester: pytest.Pytester,
+) -> None:
+    options = help_entries(plugin_help(pytester), r"--tempinbox-[a-z-]+")
+    assert "--tempinbox-url" in options, "the help was not parsed"
+    rows = table_rows(sections(page("plugin.md"), 2)["Options"])
+
+    for flag, help in options.items():
+        assert flag in rows, f"{flag} is not in the options table of docs/plugin.md"
+        default_cell = rows[flag][-1].replace("`", "")
+        default = default_in(help)
+        assert default_cell.startswith(default), (
+            f"{flag}: pytest --help says the default is {default!r}, docs/plugin.md says "
+            f"{default_cell!r}"
+        )
+        for variable in re.findall(r"\$([A-Z_]+)", help):
+            assert f"`{variable}`" in rows[flag][1], f"{flag}: ${variable} is not in its row"
+
+
+def test_every_ini_key_is_in_the_reference_with_its_default(pytester: pytest.Pytester) -> None:
+    keys = help_entries(plugin_help(pytester), r"tempinbox_[a-z_]+ \(\w+\)")
+    assert keys, "the help was not parsed"
+    rows = table_rows(sections(page("plugin.md"), 2)["Options"])
+    by_key = {cell.split("`")[1]: row for row in rows.values() if (cell := row[1]).startswith("`")}
+
+    for entry, help in keys.items():
+        key = entry.split()[0]
+        assert key in by_key, f"ini key {key} is not in the options table of docs/plugin.md"
+        default_cell = by_key[key][-1].replace("`", "")
+        assert default_cell.startswith(default_in(help)), f"{key}: the default differs"
+
+
+def test_the_url_environment_variable_is_in_the_reference() -> None:
+    assert f"`{URL_ENVIRONMENT_VARIABLE}`" in sections(page("plugin.md"), 2)["Options"]
+
+
+def test_every_fixture_is_in_the_reference_with_its_scope(pytester: pytest.Pytester) -> None:
+    output = pytester.runpytest("--fixtures").stdout.str()
+    ours = output.split("fixtures defined from pytest_tempinbox.plugin", 1)[1].split("\n--", 1)[0]
+    fixtures = dict(re.findall(r"^(\w+)(?: \[(\w+) scope\])? -- ", ours, re.MULTILINE))
+    assert "tempinbox" in fixtures, "pytest --fixtures was not parsed"
+    text = page("plugin.md")
+    rows = table_rows(sections(text, 2)["Fixtures"])
+
+    for name, scope in fixtures.items():
+        assert name in rows, f"fixture {name} is not in the fixtures table of docs/plugin.md"
+        assert rows[name][1] == (scope or "function"), f"fixture {name}: the scope differs"
+        assert f"::: pytest_tempinbox.plugin.{name}\n" in text, f"no docstring of {name}"
+
+
+def test_every_standalone_flag_is_on_its_page_with_its_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        _cli.main(["--help"])
+    flags = help_entries(capsys.readouterr().out, r"--[a-z-]+")
+    flags.pop("--help", None)  # argparse's own
+    assert "--smtp-port" in flags, "the help was not parsed"
+    rows = table_rows(page("standalone.md"))
+
+    for flag, help in flags.items():
+        assert flag in rows, f"{flag} is not in the table of docs/standalone.md"
+        if DEFAULT.search(help):
+            default_cell = rows[flag][1].replace("`", "")
+            assert default_cell.startswith(default_in(help)), f"{flag}: the default differs"
+
+
+def openapi() -> dict[str, Any]:
+    return openapi_document(pytest_tempinbox.__version__)
+
+
+def test_every_path_of_the_openapi_document_is_documented() -> None:
+    documented = sections(page("api.md"), 2)
+    paths: dict[str, dict[str, dict[str, Any]]] = openapi()["paths"]
+
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            heading = f"{method.upper()} {path}"
+            assert heading in documented, f"docs/api.md has no section '## {heading}'"
+            rows = table_rows(documented[heading])
+            for parameter in operation.get("parameters", []):
+                name, where = parameter["name"], parameter["in"]
+                assert name in rows, f"{heading}: the {where} parameter {name} is not in its table"
+                assert rows[name][1] == where, f"{heading}: {name} is not a {where} parameter"
+            body = operation.get("requestBody", {})
+            for schema in body.get("content", {}).values():
+                for name in schema["schema"].get("properties", {}):
+                    assert name in rows, f"{heading}: the body field {name} is not in its table"
+                    assert rows[name][1] == "body", f"{heading}: {name} is not a body field"
+            for status in operation["responses"]:
+                assert status in rows, f"{heading}: status {status} is not in its table"
+
+
+def test_every_documented_endpoint_is_in_the_openapi_document() -> None:
+    paths: dict[str, dict[str, Any]] = openapi()["paths"]
+    operations = {f"{method.upper()} {path}" for path, ops in paths.items() for method in ops}
+    for heading in sections(page("api.md"), 2):
+        if heading.split(" ")[-1].startswith("/api/"):
+            assert heading in operations, f"docs/api.md documents {heading}, the server has not"
+
+
+def test_the_fields_of_every_answer_are_documented() -> None:
+    documented = sections(page("api.md"), 2)
+    paths: dict[str, dict[str, dict[str, Any]]] = openapi()["paths"]
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            text = documented[f"{method.upper()} {path}"]
+            for answer in operation["responses"].values():
+                for content in answer.get("content", {}).values():
+                    for name in _property_names(content["schema"]):
+                        assert f"`{name}`" in text, f"{method.upper()} {path}: field {name}"
+
+
+def _property_names(schema: dict[str, Any]) -> list[str]:
+    if "$ref" in schema:
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        if name in {"Message", "Problem"}:  # documented once, below and under Errors
+            return []
+        schemas: dict[str, dict[str, Any]] = openapi()["components"]["schemas"]
+        schema = schemas[name]
+    names = []
+    properties: dict[str, dict[str, Any]] = schema.get("properties", {})
+    for name, inner in properties.items():
+        names.append(name)
+        names += _property_names(inner)
+    return names
+
+
+def test_the_message_schema_is_documented() -> None:
+    schemas: dict[str, dict[str, Any]] = openapi()["components"]["schemas"]
+    message = sections(page("api.md"), 2)["The message object"]
+    tables = {"Message": message.split("### ")[0], **sections(message, 3)}
+    envelope = schemas["Message"]["properties"]["envelope"]
+    parts = [(name, schemas[name]) for name in ("Message", "Address", "Attachment")]
+    for title, schema in [*parts, ("Envelope", envelope)]:
+        rows = table_rows(tables[title])
+        for name in schema["properties"]:
+            assert name in rows, f"the {title} field {name} is not in docs/api.md"
+
+
+def test_every_problem_code_is_in_the_errors_table() -> None:
+    schemas: dict[str, dict[str, Any]] = openapi()["components"]["schemas"]
+    description = str(schemas["Problem"]["properties"]["code"]["description"])
+    codes = re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", description.split(":", 1)[1])
+    assert "inbox_not_found" in codes
+    errors_table = table_cells(sections(page("api.md"), 2)["Errors"])
+    documented = {cells[1].strip("`") for cells in errors_table}
+    for code in codes:
+        assert code in documented, f"problem code {code} is not in the errors table of docs/api.md"
+
+
+def test_the_errors_page_gives_each_exception_its_code_and_status() -> None:
+    rows = table_rows(page("errors.md"))
+    for name in errors.__all__:
+        error = getattr(errors, name)
+        if not isinstance(error, type) or error is errors.TempInboxError:
+            continue  # ERRORS_BY_CODE, and the base class, which the text names
+        assert issubclass(error, errors.TempInboxError)
+        assert name in rows, f"{name} is not in the table of docs/errors.md"
+        status = str(error.status) if error in errors.ERRORS_BY_CODE.values() else ""
+        assert rows[name][1:3] == [f"`{error.code}`", status], f"{name}: code or status differs"
+
+
+def snippets() -> list[tuple[str, str, str | None]]:
+    """Every ``--8<--`` inclusion of every page: (page, file, section or None)."""
+    found = []
+    for path in sorted(DOCS.rglob("*.md")):
+        for target in SNIPPET.findall(path.read_text(encoding="utf-8")):
+            file, _, section = target.partition(":")
+            is_section = SECTION_NAME.fullmatch(section)  # not a line range such as 3:
+            found.append((path.name, file, section if is_section else None))
+    return found
+
+
+def test_every_included_file_and_section_exists() -> None:
+    assert snippets(), "no page includes a file"
+    for name, file, section in snippets():
+        assert (ROOT / file).is_file(), f"{name} includes {file}, which does not exist"
+        if section:
+            markers = SECTION_MARKER.findall((ROOT / file).read_text(encoding="utf-8"))
+            for end in ("start", "end"):
+                assert (end, section) in markers, f"{name}: {file} has no {end} of {section!r}"
+
+
+def test_every_example_is_included_in_a_page() -> None:
+    included = {file for _, file, _ in snippets()}
+    for example in sorted(EXAMPLES.glob("*.py")):
+        path = example.relative_to(ROOT).as_posix()
+        assert path in included, f"{path} is on no page of the docs"
+
+
+def test_every_python_block_of_the_docs_is_an_included_file() -> None:
+    fence = re.compile(r"^( *)```(?:python|py)\b[^\n]*\n(.*?)^\1```", re.MULTILINE | re.DOTALL)
+    for path in sorted(DOCS.rglob("*.md")):
+        for _, body in fence.findall(path.read_text(encoding="utf-8")):
+            lines = [line for line in body.splitlines() if line.strip()]
+            assert all(SNIPPET.match(line) for line in lines), (
+                f"{path.relative_to(ROOT)} has Python that no test runs: put it in docs/examples/ "
+                f"and include it with --8<--\n{body}"
+            )
+
+
+def test_the_readme_quick_start_is_the_tested_example() -> None:
+    example = (EXAMPLES / "test_quickstart.py").read_text(encoding="utf-8")
+    without_markers = "".join(
+        line for line in example.splitlines(keepends=True) if not SECTION_MARKER.search(line)
+    )
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```python\n{without_markers}```" in readme, (
+        "the README's quick start is not docs/examples/test_quickstart.py"
+    )
