@@ -57,6 +57,8 @@ async def test_signup_sends_a_welcome_mail(
         response = await client.post("/signup", params={"email": tempinbox.address})
     assert response.json() == {"status": "check your mail"}
 
+    # --8<-- [start:wait]
     message = await tempinbox.wait_for_message_async(subject="Welcome")
+    # --8<-- [end:wait]
 
     assert message.links == (f"https://app.test/confirm?email={tempinbox.address}",)
