@@ -8,11 +8,17 @@ from collections.abc import Iterator
 
 import pytest
 import requests
+import trustme  # noqa: F401  # see below
 from hypothesis import settings
 
 from pytest_tempinbox.server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
+
+# trustme (and with it cryptography) is imported above, before any in-process
+# pytester run: such a run drops the modules it imported from sys.modules, and
+# cryptography's compiled core cannot be imported a second time in one process
+# ("curve must be an EllipticCurve instance" in every later TLS test).
 
 # Locally, Hypothesis explores new examples on every run; in CI the same ones, so
 # that a red run can be reproduced and a green one is not luck.
