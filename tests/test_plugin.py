@@ -385,7 +385,7 @@ def test_tls_and_smtp_auth_come_from_options_before_the_ini_file(
     result.stdout.fnmatch_lines(
         [
             "E * smtplib.SMTPAuthenticationError: (535, *",
-            "FAILED *::test_the_right_password_delivers",
+            "FAILED *::test_the_right_password_delivers*",
         ]
     )
 
