@@ -20,13 +20,15 @@ from .errors import (
     ServerStartError,
     ServerUnavailable,
     TempInboxError,
+    TooManyFaults,
+    TooManyStreams,
     WaitTimeout,
 )
 
 if TYPE_CHECKING:
     from .client import TempInboxClient
     from .inbox import Inbox
-    from .models import Address, Attachment, Envelope, Message
+    from .models import Address, Attachment, Envelope, Fault, Message
     from .server import InboxServer
 
 __version__ = "0.1.0"
@@ -36,6 +38,7 @@ __all__ = [
     "Attachment",
     "AttachmentNotFound",
     "Envelope",
+    "Fault",
     "Inbox",
     "InboxNotFound",
     "InboxServer",
@@ -48,6 +51,8 @@ __all__ = [
     "ServerUnavailable",
     "TempInboxClient",
     "TempInboxError",
+    "TooManyFaults",
+    "TooManyStreams",
     "WaitTimeout",
     "__version__",
 ]
@@ -57,6 +62,7 @@ _LAZY = {
     "Address": "models",
     "Attachment": "models",
     "Envelope": "models",
+    "Fault": "models",
     "Message": "models",
     "Inbox": "inbox",
     "TempInboxClient": "client",

@@ -1,7 +1,8 @@
 """``python -m pytest_tempinbox``: run the disposable inbox server on its own.
 
 Prints one line with the SMTP address and one with the API URL once both
-listeners accept connections, then serves until SIGINT or SIGTERM.
+listeners accept connections, then a third with the inbox viewer's URL, and
+serves until SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pytest_tempinbox",
         description="Run a disposable inbox server: SMTP that accepts mail only for "
-        "generated addresses, and an HTTP API under /api to generate addresses, read "
-        "their mail and delete them.",
+        "generated addresses, an HTTP API under /api to generate addresses, read "
+        "their mail and delete them, and a web page at / to watch an inbox's mail.",
     )
     parser.add_argument(
         "--host",
@@ -181,6 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"SMTP listening on {server.smtp_url}", flush=True)
         print(f"API listening on {server.api_url}", flush=True)
+        print(f"Inbox viewer at {server.viewer_url}", flush=True)
         # A timeout keeps the wait interruptible by signals on every platform.
         while not stop.wait(0.5):
             if not server.running:

@@ -3,7 +3,8 @@
 The only module that imports Starlette. Every answer is JSON; every error is an
 RFC 9457 problem document (``application/problem+json``) with a stable ``code``,
 including unknown routes (404) and wrong methods (405). A client's request
-never causes a 500.
+never causes a 500. The same app serves the inbox viewer (:mod:`pytest_tempinbox.viewer`)
+at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from urllib.parse import quote
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import __version__, operations
+from . import __version__, operations, viewer
 from .errors import PayloadTooLarge, TempInboxError
-from .limits import MAX_WAIT
+from .events import EVENT_STREAM_TYPE, EventStream, StreamSlots, stream_cursor
+from .limits import DEFAULT_HEARTBEAT, MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
 from .openapi import openapi_document
 from .operations import (
     COMMON_HEADERS,
@@ -43,6 +45,7 @@ __all__ = [
     "MAX_TARGET_BYTES",
     "PEM_TYPE",
     "ApiSettings",
+    "EventStreamResponse",
     "RequestGuard",
     "create_app",
 ]
@@ -62,7 +65,8 @@ class ApiSettings:
     (``password``), never the password. ``ca_pem`` is the CA certificate that
     ``GET /api/ca.pem`` serves (None when TLS is off). ``allowed_hosts``, when
     not None, are the only host names a request's ``Host`` header may carry (a
-    defence against DNS rebinding for loopback servers).
+    defence against DNS rebinding for loopback servers). ``heartbeat`` is the
+    seconds of silence after which an event stream sends a comment line.
     """
 
     smtp_host: str
@@ -72,6 +76,7 @@ class ApiSettings:
     tls: str = "off"
     smtp_auth: str = "any"
     ca_pem: bytes | None = None
+    heartbeat: float = DEFAULT_HEARTBEAT
 
 
 def respond(reply: Reply) -> Response:
@@ -130,6 +135,23 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
     async def delete(request: Request) -> Response:
         return respond(operations.delete(store, request.path_params["email"]))
 
+    async def faults(request: Request) -> Response:
+        # One route for the three methods, so that a 405's Allow header names them all.
+        email = request.path_params["email"]
+        if request.method == "POST":
+            return respond(operations.add_fault(store, email, await _read_body(request)))
+        if request.method == "DELETE":
+            return respond(operations.clear_faults(store, email))
+        return respond(operations.faults(store, email))
+
+    slots = StreamSlots()
+
+    async def events(request: Request) -> Response:
+        after = request.query_params.get("after")
+        cursor = stream_cursor(after, request.headers.get("last-event-id"))
+        email = request.path_params["email"]
+        return EventStreamResponse(EventStream(store, slots, email, cursor, settings.heartbeat))
+
     async def info(request: Request) -> Response:
         return _json(
             {
@@ -141,8 +163,17 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
                     "auth": settings.smtp_auth,
                 },
                 "domains": list(store.domains),
-                "limits": {**settings.limits, "request_body": MAX_REQUEST_BODY, "wait": MAX_WAIT},
-                "stats": store.stats(),
+                "limits": {
+                    **settings.limits,
+                    "request_body": MAX_REQUEST_BODY,
+                    "wait": MAX_WAIT,
+                    "faults_per_inbox": MAX_FAULTS_PER_INBOX,
+                    "fault_delay": MAX_FAULT_DELAY,
+                    "streams": slots.limit,
+                    "streams_per_inbox": slots.per_inbox,
+                    "heartbeat": settings.heartbeat,
+                },
+                "stats": {**store.stats(), "streams": slots.total},
             }
         )
 
@@ -161,10 +192,13 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         Route("/api/messages/{email}/{id}/raw", raw, methods=["GET"]),
         Route("/api/messages/{email}/{id}/attachments/{index:int}", attachment, methods=["GET"]),
         Route("/api/delete/{email}", delete, methods=["DELETE"]),
+        Route("/api/faults/{email}", faults, methods=["GET", "POST", "DELETE"]),
+        Route("/api/events/{email}", events, methods=["GET"]),
         Route("/api/info", info, methods=["GET"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
         Route("/api/ca.pem", ca_certificate, methods=["GET"]),
     ]
+    routes += _viewer_routes(store)
     app = Starlette(
         routes=routes,
         exception_handlers={
@@ -177,6 +211,75 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
     app.router.redirect_slashes = False
     app.add_middleware(RequestGuard, allowed=settings.allowed_hosts)
     return app
+
+
+def _viewer_routes(store: Store) -> list[Route]:
+    """The inbox viewer's routes: its page, its two files and each message's HTML for its frame."""
+
+    async def page(request: Request) -> Response:
+        return respond(viewer.page())
+
+    async def asset(request: Request) -> Response:
+        reply = viewer.asset(request.path_params["name"])
+        if reply is None:
+            raise HTTPException(404)
+        return respond(reply)
+
+    async def html(request: Request) -> Response:
+        email, id = request.path_params["email"], request.path_params["id"]
+        remote_images = request.query_params.get("images") == "remote"
+        return respond(await viewer.html_document(store, email, id, remote_images))
+
+    return [
+        Route("/", page, methods=["GET"]),
+        Route("/viewer/{name}", asset, methods=["GET"]),
+        Route("/viewer/messages/{email}/{id}/html", html, methods=["GET"]),
+    ]
+
+
+class EventStreamResponse(StreamingResponse):
+    """Server-Sent Events of an :class:`~pytest_tempinbox.events.EventStream`.
+
+    It watches for the client leaving all along (Starlette's own streaming
+    may notice only at the next write, and the next heartbeat can be seconds
+    away), and gives the stream's slot back however the answer ends.
+    """
+
+    media_type = EVENT_STREAM_TYPE
+
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self.events = stream.events()
+        # X-Accel-Buffering: proxies such as nginx pass each event on at once.
+        super().__init__(self.events, headers={**COMMON_HEADERS, "X-Accel-Buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Send the events until the stream ends or the client leaves."""
+        try:
+            if scope["method"] == "HEAD":  # the head alone: no stream to keep open
+                start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+                await send(start)
+                await send({"type": "http.response.body", "body": b""})
+                return
+            sending = asyncio.ensure_future(self.stream_response(send))
+            leaving = asyncio.ensure_future(_disconnected(receive))
+            try:
+                await asyncio.wait({sending, leaving}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sending.cancel()
+                leaving.cancel()
+                await asyncio.gather(sending, leaving, return_exceptions=True)
+            error = None if sending.cancelled() else sending.exception()
+            if error is not None and not isinstance(error, OSError):  # OSError: the client left
+                raise error
+        finally:
+            await self.events.aclose()
+            self.stream.close()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 class RequestGuard:

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from ._net import is_loopback_url
 from .errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError
 from .inbox import Inbox, describe
-from .models import Message
+from .models import Fault, Message
 from .transport import Answer, Transport
 
 if TYPE_CHECKING:
@@ -192,6 +192,35 @@ class TempInboxClient:
         """Like :meth:`delete`, awaitable."""
         return await self._run_async(_Call("DELETE", f"/delete/{_quote(email)}", _purged))
 
+    def add_fault(self, email: str, fault: Fault) -> Fault:
+        """Queue ``fault`` for the next deliveries to the inbox; return it as the server keeps it.
+
+        The server refuses a malformed fault with
+        :class:`~pytest_tempinbox.errors.InvalidRequest`, and one over the
+        inbox's 100 pending faults with :class:`~pytest_tempinbox.errors.TooManyFaults`.
+        """
+        return self._run(self._add_fault(email, fault))
+
+    async def add_fault_async(self, email: str, fault: Fault) -> Fault:
+        """Like :meth:`add_fault`, awaitable."""
+        return await self._run_async(self._add_fault(email, fault))
+
+    def faults(self, email: str) -> list[Fault]:
+        """Return the inbox's pending faults, first to apply first (``times``: what is left)."""
+        return self._run(_Call("GET", f"/faults/{_quote(email)}", _fault_list))
+
+    async def faults_async(self, email: str) -> list[Fault]:
+        """Like :meth:`faults`, awaitable."""
+        return await self._run_async(_Call("GET", f"/faults/{_quote(email)}", _fault_list))
+
+    def clear_faults(self, email: str) -> int:
+        """Drop the inbox's pending faults; return how many there were."""
+        return self._run(_Call("DELETE", f"/faults/{_quote(email)}", _cleared))
+
+    async def clear_faults_async(self, email: str) -> int:
+        """Like :meth:`clear_faults`, awaitable."""
+        return await self._run_async(_Call("DELETE", f"/faults/{_quote(email)}", _cleared))
+
     def close(self) -> None:
         """Release the transport's connections."""
         self.transport.close()
@@ -235,6 +264,10 @@ class TempInboxClient:
 
         return _Call("GET", f"/messages/{_quote(email)}/{_quote(id)}", read)
 
+    def _add_fault(self, email: str, fault: Fault) -> _Call[Fault]:
+        body = json.dumps(fault.to_json()).encode()
+        return _Call("POST", f"/faults/{_quote(email)}", _fault, body=body)
+
     def _run(self, call: _Call[Result]) -> Result:
         answer = self.transport.request(
             call.method,
@@ -268,6 +301,19 @@ def _content(answer: Answer) -> bytes:
 def _purged(answer: Answer) -> int:
     purged: int = answer.json()["purged"]
     return purged
+
+
+def _fault(answer: Answer) -> Fault:
+    return Fault.from_json(answer.json())
+
+
+def _fault_list(answer: Answer) -> list[Fault]:
+    return [Fault.from_json(item) for item in answer.json()]
+
+
+def _cleared(answer: Answer) -> int:
+    cleared: int = answer.json()["cleared"]
+    return cleared
 
 
 def _json_object(answer: Answer) -> dict[str, Any]:

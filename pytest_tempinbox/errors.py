@@ -18,6 +18,8 @@ __all__ = [
     "ServerStartError",
     "ServerUnavailable",
     "TempInboxError",
+    "TooManyFaults",
+    "TooManyStreams",
     "WaitTimeout",
 ]
 
@@ -71,6 +73,23 @@ class PayloadTooLarge(TempInboxError):
     status = 413
 
 
+class TooManyFaults(TempInboxError):
+    """Raised when an inbox already holds as many pending faults as a server allows (100)."""
+
+    code = "too_many_faults"
+    status = 409
+
+
+class TooManyStreams(TempInboxError):
+    """Raised when an event stream would be one more than a server allows open at once.
+
+    The limits are 10 streams per inbox and 100 in all.
+    """
+
+    code = "too_many_streams"
+    status = 429
+
+
 class ServerStartError(TempInboxError):
     """Raised when the server cannot start, most often because a port is already taken."""
 
@@ -102,6 +121,8 @@ ERRORS_BY_CODE: dict[str, type[TempInboxError]] = {
         InvalidRequest,
         MessageNotFound,
         PayloadTooLarge,
+        TooManyFaults,
+        TooManyStreams,
     )
 }
 """The error class for each ``code`` the HTTP API can answer with."""

@@ -1,5 +1,9 @@
 """The inbox handle that tests use: read, wait for, and delete one address's mail.
 
+It also makes the address misbehave on purpose, for testing how an application
+copes: :meth:`Inbox.fail_next`, :meth:`Inbox.delay_next` and
+:meth:`Inbox.disconnect_next` inject faults into its next deliveries.
+
 Every call that does I/O comes in two forms: ``messages()`` blocks, and
 ``await messages_async()`` lets the event loop run while it waits, for
 ``async def`` tests whose application sends mail from the same loop. Both share
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .errors import WaitTimeout
 from .limits import MAX_WAIT
-from .models import Message
+from .models import Fault, Message, Stage
 
 if TYPE_CHECKING:
     from .client import TempInboxClient
@@ -210,6 +214,87 @@ class Inbox:
         """Like :meth:`delete`, awaitable."""
         return await self.client.delete_async(self.address)
 
+    def fail_next(
+        self,
+        code: int = 451,
+        message: str | None = None,
+        *,
+        times: int = 1,
+        stage: Stage = "rcpt",
+    ) -> Fault:
+        """Answer the next ``times`` deliveries to this address with the SMTP reply ``code``.
+
+        ``stage="rcpt"``: the ``RCPT TO`` of this address gets the reply (other
+        recipients of the transaction are not affected); ``stage="data"``: the
+        whole DATA gets it, and nobody in that transaction gets the message.
+        ``code`` is a 4xx (temporary) or 5xx (permanent) reply code;
+        ``message`` its text, 1-200 printable ASCII characters, to which the
+        server adds an enhanced status code (``4.0.0``, ``5.0.0``) if it has none.
+        A 421 also closes the connection. Faults apply in the order they were
+        made; returns this one as the server keeps it.
+        """
+        return self.client.add_fault(self.address, _reply(code, message, times, stage))
+
+    async def fail_next_async(
+        self,
+        code: int = 451,
+        message: str | None = None,
+        *,
+        times: int = 1,
+        stage: Stage = "rcpt",
+    ) -> Fault:
+        """Like :meth:`fail_next`, awaitable."""
+        fault = _reply(code, message, times, stage)
+        return await self.client.add_fault_async(self.address, fault)
+
+    def delay_next(self, seconds: float, *, times: int = 1, stage: Stage = "data") -> Fault:
+        """Hold the answer to the next ``times`` deliveries to this address for ``seconds``.
+
+        ``stage="data"``: the message is stored and answered ``250`` after the
+        delay, only if the client is still connected then (a client that timed
+        out and left has it stored nowhere); ``stage="rcpt"``: the ``RCPT TO``
+        answer waits. ``seconds`` is above 0, up to 60.
+        """
+        fault = Fault(stage=stage, delay=seconds, times=times)
+        return self.client.add_fault(self.address, fault)
+
+    async def delay_next_async(
+        self, seconds: float, *, times: int = 1, stage: Stage = "data"
+    ) -> Fault:
+        """Like :meth:`delay_next`, awaitable."""
+        fault = Fault(stage=stage, delay=seconds, times=times)
+        return await self.client.add_fault_async(self.address, fault)
+
+    def disconnect_next(self, *, times: int = 1, stage: Stage = "data") -> Fault:
+        """Drop the connection, without an answer, on the next ``times`` deliveries to this address.
+
+        ``stage="data"``: after the message text, which is stored for nobody;
+        ``stage="rcpt"``: at this address's ``RCPT TO``.
+        """
+        fault = Fault(stage=stage, disconnect=True, times=times)
+        return self.client.add_fault(self.address, fault)
+
+    async def disconnect_next_async(self, *, times: int = 1, stage: Stage = "data") -> Fault:
+        """Like :meth:`disconnect_next`, awaitable."""
+        fault = Fault(stage=stage, disconnect=True, times=times)
+        return await self.client.add_fault_async(self.address, fault)
+
+    def faults(self) -> list[Fault]:
+        """Return the pending faults, first to apply first; ``times`` counts what is left."""
+        return self.client.faults(self.address)
+
+    async def faults_async(self) -> list[Fault]:
+        """Like :meth:`faults`, awaitable."""
+        return await self.client.faults_async(self.address)
+
+    def clear_faults(self) -> int:
+        """Drop the pending faults; return how many there were."""
+        return self.client.clear_faults(self.address)
+
+    async def clear_faults_async(self) -> int:
+        """Like :meth:`clear_faults`, awaitable."""
+        return await self.client.clear_faults_async(self.address)
+
     def _search(
         self,
         check: Callable[[list[Message], int], Result | None],
@@ -220,6 +305,10 @@ class Inbox:
         cancellable = self.client.transport.cancellable
         longest = _UNCANCELLABLE_POLL if awaited and not cancellable else MAX_WAIT
         return _Search(check, timeout, longest)
+
+
+def _reply(code: int, message: str | None, times: int, stage: Stage) -> Fault:
+    return Fault(stage=stage, code=code, message=message, times=times)
 
 
 def _at_least(count: int) -> Callable[[list[Message], int], list[Message] | None]:

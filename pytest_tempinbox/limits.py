@@ -12,6 +12,7 @@ from dataclasses import dataclass
 __all__ = [
     "COMMAND_LINE_LIMIT",
     "DEFAULT_DATA_LINE_LIMIT",
+    "DEFAULT_HEARTBEAT",
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_MESSAGES_PER_INBOX",
@@ -19,6 +20,12 @@ __all__ = [
     "DEFAULT_MAX_STORED_BYTES",
     "DEFAULT_MESSAGE_SIZE_LIMIT",
     "LIMIT_SETTINGS",
+    "MAX_FAULTS_PER_INBOX",
+    "MAX_FAULT_DELAY",
+    "MAX_FAULT_MESSAGE",
+    "MAX_FAULT_TIMES",
+    "MAX_STREAMS",
+    "MAX_STREAMS_PER_INBOX",
     "MAX_TTL",
     "MAX_WAIT",
     "STANDALONE_INBOX_TTL",
@@ -38,6 +45,13 @@ DEFAULT_MAX_STORED_BYTES = 256 * 1024 * 1024
 STANDALONE_INBOX_TTL = 3600.0
 MAX_TTL = 7 * 24 * 3600
 MAX_WAIT = 60.0  # seconds a long-poll may wait
+MAX_FAULTS_PER_INBOX = 100  # pending injected faults
+MAX_FAULT_TIMES = 1000  # deliveries one fault applies to
+MAX_FAULT_DELAY = 60.0  # seconds an injected delay holds an answer
+MAX_FAULT_MESSAGE = 200  # characters of an injected reply's text
+MAX_STREAMS = 100  # event streams open at once, in all
+MAX_STREAMS_PER_INBOX = 10  # event streams open at once on one inbox
+DEFAULT_HEARTBEAT = 15.0  # seconds between comment lines on an idle event stream
 
 
 @dataclass(frozen=True)

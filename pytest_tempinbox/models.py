@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from .errors import TempInboxError
 
@@ -18,13 +18,17 @@ __all__ = [
     "Address",
     "Attachment",
     "Envelope",
+    "Fault",
     "Message",
     "MessageSource",
+    "Stage",
     "format_timestamp",
     "parse_timestamp",
 ]
 
 JSON = dict[str, Any]
+Stage = Literal["rcpt", "data"]
+"""Where in an SMTP transaction an injected fault strikes: at ``RCPT TO`` or at the end of DATA."""
 
 
 def format_timestamp(moment: datetime, *, milliseconds: bool = False) -> str:
@@ -275,4 +279,60 @@ class Message:
             size=data["size"],
             defects=tuple(data.get("defects", ())),
             source=source,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault injected into an inbox's next deliveries: an SMTP reply, a delay or a disconnect.
+
+    Exactly one of ``code`` (with ``message``, the reply's text), ``delay``
+    (seconds) and ``disconnect`` says what happens; ``stage`` says when: at the
+    ``RCPT TO`` of the address, or at the end of DATA. ``times`` is how many
+    deliveries it still applies to. As the server lists it, ``message`` is
+    the exact text that follows the code, its enhanced status code included.
+    """
+
+    stage: Stage
+    code: int | None = None
+    message: str | None = None
+    delay: float | None = None
+    disconnect: bool = False
+    times: int = 1
+
+    @property
+    def kind(self) -> Literal["reply", "delay", "disconnect"]:
+        """What the fault does: ``reply`` with ``code``, ``delay`` or ``disconnect``."""
+        if self.disconnect:
+            return "disconnect"
+        return "delay" if self.delay is not None else "reply"
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form, which is also the body that adds it: unset keys left out."""
+        data: JSON = {"stage": self.stage}
+        if self.code is not None:
+            data["code"] = self.code
+        if self.message is not None:
+            data["message"] = self.message
+        if self.delay is not None:
+            data["delay"] = self.delay
+        if self.disconnect:
+            data["disconnect"] = True
+        data["times"] = self.times
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Fault:
+        """Build a fault from its JSON object form, as the server lists it."""
+        stage = data["stage"]
+        if stage not in ("rcpt", "data"):
+            raise ValueError(f"not a fault stage: {stage!r}")
+        delay = data.get("delay")
+        return cls(
+            stage=cast(Stage, stage),
+            code=data.get("code"),
+            message=data.get("message"),
+            delay=None if delay is None else float(delay),
+            disconnect=bool(data.get("disconnect", False)),
+            times=data.get("times", 1),
         )

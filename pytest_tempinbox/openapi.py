@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .limits import MAX_TTL
+from .limits import (
+    MAX_FAULT_DELAY,
+    MAX_FAULT_MESSAGE,
+    MAX_FAULT_TIMES,
+    MAX_FAULTS_PER_INBOX,
+    MAX_STREAMS,
+    MAX_STREAMS_PER_INBOX,
+    MAX_TTL,
+)
 
 __all__ = ["openapi_document"]
 
@@ -45,6 +53,43 @@ _ID = {
     "description": "A message id, as in the message's `id`.",
     "schema": {"type": "string"},
 }
+_MESSAGE_ID = {"type": "string", "pattern": "^[0-9a-f]{20,40}$"}
+# OpenAPI 3.1 has the schema of an event stream describe each event, as an SSE
+# client reads it: its type, its id, and its data, here a line of JSON.
+_EVENT = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"enum": ["message", "deleted"]},
+        "id": {"type": "string"},
+        "data": {"type": "string"},
+    },
+    "oneOf": [
+        {
+            "required": ["id"],
+            "properties": {
+                "event": {"const": "message"},
+                "data": {
+                    "contentMediaType": "application/json",
+                    "contentSchema": _ref("MessageSummary"),
+                },
+            },
+        },
+        {
+            "properties": {
+                "event": {"const": "deleted"},
+                "data": {
+                    "contentMediaType": "application/json",
+                    "contentSchema": {
+                        "type": "object",
+                        "required": ["email"],
+                        "properties": {"email": {"type": "string"}},
+                    },
+                },
+            },
+        },
+    ],
+}
 _BAD_ADDRESS = _problem("The path segment is not an email address (`invalid_address`).")
 _NO_INBOX = _problem("No live inbox at this address (`inbox_not_found`).")
 _NO_MESSAGE = _problem(
@@ -66,7 +111,7 @@ _SCHEMAS: dict[str, Any] = {
                 "description": "A stable token: inbox_not_found, message_not_found, "
                 "attachment_not_found, invalid_address, invalid_request, not_found, "
                 "method_not_allowed, payload_too_large, uri_too_long, header_too_large, "
-                "host_not_allowed, tls_off.",
+                "host_not_allowed, tls_off, too_many_faults, too_many_streams.",
             },
         },
     },
@@ -144,6 +189,30 @@ _SCHEMAS: dict[str, Any] = {
                 "items": {"type": "string"},
                 "description": "Notes on what was malformed or left unread in the message.",
             },
+        },
+    },
+    "Fault": {
+        "type": "object",
+        "description": "A pending fault; also a body that adds it again.",
+        "required": ["stage", "times"],
+        "properties": {
+            "stage": {"enum": ["rcpt", "data"]},
+            "code": {"type": "integer"},
+            "message": {"type": "string"},
+            "delay": {"type": "number"},
+            "disconnect": {"const": True},
+            "times": {"type": "integer", "minimum": 1},
+        },
+    },
+    "MessageSummary": {
+        "type": "object",
+        "description": "The data of a `message` event of `GET /api/events/{email}`.",
+        "required": ["id", "from", "subject", "received_at"],
+        "properties": {
+            "id": {"type": "string"},
+            "from": {"oneOf": [_ref("Address"), {"type": "null"}]},
+            "subject": {"type": "string"},
+            "received_at": _TIMESTAMP,
         },
     },
     "GeneratedInbox": {
@@ -298,6 +367,144 @@ _PATHS: dict[str, Any] = {
             },
         }
     },
+    "/api/faults/{email}": {
+        "post": {
+            "summary": "Inject a fault into the next deliveries to this address.",
+            "parameters": [_EMAIL],
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["stage"],
+                            "dependentRequired": {"message": ["code"]},
+                            "oneOf": [
+                                {"required": ["code"]},
+                                {"required": ["delay"]},
+                                {"required": ["disconnect"]},
+                            ],
+                            "properties": {
+                                "stage": {
+                                    "enum": ["rcpt", "data"],
+                                    "description": "At this address's RCPT TO, or at the end "
+                                    "of DATA (the one reply for every recipient).",
+                                },
+                                "code": {
+                                    "type": "integer",
+                                    "anyOf": [
+                                        {"minimum": 400, "maximum": 459},
+                                        {"minimum": 500, "maximum": 559},
+                                    ],
+                                    "description": "An SMTP error reply code, 4yz or 5yz.",
+                                },
+                                "message": {
+                                    "type": "string",
+                                    "pattern": "^[ -~]+$",
+                                    "maxLength": MAX_FAULT_MESSAGE,
+                                    "description": "The reply's text (only with `code`).",
+                                },
+                                "delay": {
+                                    "type": "number",
+                                    "exclusiveMinimum": 0,
+                                    "maximum": MAX_FAULT_DELAY,
+                                    "description": "Seconds to hold the answer.",
+                                },
+                                "disconnect": {
+                                    "const": True,
+                                    "description": "Close the connection without an answer.",
+                                },
+                                "times": {
+                                    "type": "integer",
+                                    "minimum": 1,
+                                    "maximum": MAX_FAULT_TIMES,
+                                    "default": 1,
+                                    "description": "How many deliveries it applies to.",
+                                },
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "201": _json("The fault, as queued.", _ref("Fault")),
+                "400": _problem("Bad address (`invalid_address`) or body (`invalid_request`)."),
+                "404": _NO_INBOX,
+                "409": _problem(
+                    f"The inbox holds {MAX_FAULTS_PER_INBOX} pending faults (`too_many_faults`)."
+                ),
+                "413": _problem("The body is over 64 KiB (`payload_too_large`)."),
+            },
+        },
+        "get": {
+            "summary": "The pending faults, first to apply first.",
+            "parameters": [_EMAIL],
+            "responses": {
+                "200": _json("The faults.", {"type": "array", "items": _ref("Fault")}),
+                "400": _BAD_ADDRESS,
+                "404": _NO_INBOX,
+            },
+        },
+        "delete": {
+            "summary": "Drop the pending faults.",
+            "parameters": [_EMAIL],
+            "responses": {
+                "200": _json(
+                    "The faults are gone.",
+                    {
+                        "type": "object",
+                        "required": ["email", "cleared"],
+                        "properties": {
+                            "email": {"type": "string"},
+                            "cleared": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                ),
+                "400": _BAD_ADDRESS,
+                "404": _NO_INBOX,
+            },
+        },
+    },
+    "/api/events/{email}": {
+        "get": {
+            "summary": "Server-Sent Events: the inbox's deliveries as they come.",
+            "description": "A `message` event per delivery (data: a MessageSummary, `id:` the "
+            "message id), a `deleted` event when the inbox is deleted or expires (then the "
+            "stream ends), and a `: heartbeat` comment line after each 15 s of silence.",
+            "parameters": [
+                _EMAIL,
+                {
+                    "name": "after",
+                    "in": "query",
+                    "required": False,
+                    "description": "Resume: first the messages received after the message "
+                    "with this id. Without it, only new deliveries.",
+                    "schema": _MESSAGE_ID,
+                },
+                {
+                    "name": "Last-Event-ID",
+                    "in": "header",
+                    "required": False,
+                    "description": "As `after`, and first: what a reconnecting EventSource sends.",
+                    "schema": _MESSAGE_ID,
+                },
+            ],
+            "responses": {
+                "200": {
+                    "description": "The event stream, open until the inbox goes or the server "
+                    "stops.",
+                    "content": {"text/event-stream": {"schema": _EVENT}},
+                },
+                "400": _problem("Bad address, `after` or `Last-Event-ID`."),
+                "404": _NO_INBOX,
+                "429": _problem(
+                    f"{MAX_STREAMS_PER_INBOX} streams of this inbox, or {MAX_STREAMS} in all, "
+                    "are open (`too_many_streams`)."
+                ),
+            },
+        }
+    },
     "/api/info": {
         "get": {
             "summary": "The server's version, SMTP listener, domains and limits.",
@@ -334,7 +541,13 @@ _PATHS: dict[str, Any] = {
                             },
                             "stats": {
                                 "type": "object",
-                                "required": ["inboxes", "messages", "stored_bytes", "evictions"],
+                                "required": [
+                                    "inboxes",
+                                    "messages",
+                                    "stored_bytes",
+                                    "evictions",
+                                    "streams",
+                                ],
                                 "additionalProperties": {"type": "integer"},
                             },
                         },

@@ -1,11 +1,12 @@
 """The API's everyday answers, computed from the store apart from any web framework.
 
-``generate``, ``messages`` and ``delete`` make :class:`Reply` values here. The
-Starlette app (:mod:`pytest_tempinbox.api`) sends them as HTTP responses, and
-the in-process transport hands them to the client as they are, so both give
-byte for byte the same answers while the in-process path never imports
-Starlette. Errors are raised as :class:`~pytest_tempinbox.errors.TempInboxError`
-and become problem documents through :func:`problem_reply`.
+``generate``, ``messages``, ``delete`` and the routes of faults make
+:class:`Reply` values here. The Starlette app (:mod:`pytest_tempinbox.api`)
+sends them as HTTP responses, and the in-process transport hands them to the
+client as they are, so both give byte for byte the same answers while the
+in-process path never imports Starlette. Errors are raised as
+:class:`~pytest_tempinbox.errors.TempInboxError` and become problem documents
+through :func:`problem_reply`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from .faults import read_fault
 from .limits import MAX_WAIT
 from .models import format_timestamp
 from .store import Store, StoredMessage
@@ -33,9 +35,12 @@ __all__ = [
     "MAX_TARGET_BYTES",
     "PROBLEM_TYPE",
     "Reply",
+    "add_fault",
+    "clear_faults",
     "delete",
     "encode_json",
     "error_reply",
+    "faults",
     "generate",
     "messages",
     "messages_now",
@@ -153,6 +158,30 @@ def delete(store: Store, email: str) -> Reply:
     return Reply(200, encode_json({"email": address, "deleted": True, "purged": purged}))
 
 
+def add_fault(store: Store, email: str, body: bytes) -> Reply:
+    """``POST /api/faults/{email}``: queue the fault ``body`` describes; answer it as queued."""
+    inbox = store.get(email)
+    options = _json_body(body)
+    if options is None:
+        raise InvalidRequest("the request body must be a JSON object describing the fault")
+    fault = read_fault(options)
+    inbox.faults.add(fault)
+    return Reply(201, encode_json(fault.to_json()))
+
+
+def faults(store: Store, email: str) -> Reply:
+    """``GET /api/faults/{email}``: the pending faults, first to apply first."""
+    pending = store.get(email).faults.pending()
+    return Reply(200, encode_json([fault.to_json() for fault in pending]))
+
+
+def clear_faults(store: Store, email: str) -> Reply:
+    """``DELETE /api/faults/{email}``: drop the pending faults."""
+    inbox = store.get(email)
+    cleared = inbox.faults.clear()
+    return Reply(200, encode_json({"email": inbox.address, "cleared": cleared}))
+
+
 async def parse_off_loop(found: list[StoredMessage]) -> None:
     """Parse the messages not parsed yet, in a worker thread when they are many bytes."""
     if _unparsed_bytes(found) > INLINE_PARSE_BYTES:
@@ -168,15 +197,25 @@ def _message_list(found: list[StoredMessage]) -> Reply:
     return Reply(200, b"[" + b",".join(message.json for message in found) + b"]")
 
 
-def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
-    if not body.strip(b" \t\r\n"):  # JSON white space only
-        return None, None, None
+def _json_body(body: bytes) -> dict[str, Any] | None:
+    """The request body's JSON object; None for a body of JSON white space only."""
+    if len(body) > MAX_REQUEST_BODY:
+        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    if not body.strip(b" \t\r\n"):
+        return None
     try:
         options = json.loads(body)
     except (ValueError, RecursionError):
         raise InvalidRequest("the request body is not JSON") from None
     if not isinstance(options, dict):
         raise InvalidRequest("the request body must be a JSON object")
+    return options
+
+
+def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
+    options = _json_body(body)
+    if options is None:
+        return None, None, None
     unknown = sorted(set(options) - set(_GENERATE_KEYS))
     if unknown:
         known = ", ".join(_GENERATE_KEYS)

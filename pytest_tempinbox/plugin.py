@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import pytest
 
@@ -58,6 +58,10 @@ _OPTIONS = (
         f"starting one; also ${URL_ENVIRONMENT_VARIABLE}",
         None,
     ),
+)
+_UI_HELP = (
+    "start the server when the session starts and print the URL of its inbox viewer, "
+    "a web page to watch mail arrive (default: off)"
 )
 
 
@@ -190,6 +194,7 @@ class Settings:
     limits: dict[str, float | None] = field(default_factory=dict)
     tls: str = DEFAULT_TLS
     smtp_auth: SMTPAuth = field(default_factory=SMTPAuth)
+    ui: bool = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -200,6 +205,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         shown = f" (default: {default})" if default else ""
         group.addoption(flag, dest=f"tempinbox_{name}", default=None, help=help + shown)
         parser.addini(f"tempinbox_{name}", help + shown, default=None)
+    group.addoption("--tempinbox-ui", action="store_true", dest="tempinbox_ui", help=_UI_HELP)
+    parser.addini("tempinbox_ui", _UI_HELP, type="bool", default=False)
     for setting in LIMIT_SETTINGS:
         key = setting.flag.replace("-", "_")
         help = f"{setting.help} (default: {format_limit(setting.default)})"
@@ -267,6 +274,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         limits=_limits(config),
         tls=_tls(config, starts_a_server=url is None),
         smtp_auth=_smtp_auth(config),
+        ui=bool(config.getoption("tempinbox_ui") or config.getini("tempinbox_ui")),
     )
 
 
@@ -352,6 +360,7 @@ def _auth_setting(auth: SMTPAuth) -> str:
 
 _SERVERS = pytest.StashKey[_Servers]()
 _INBOXES = pytest.StashKey[list["Inbox"]]()
+_ANNOUNCED = pytest.StashKey[set[str]]()
 _REPORTER = "tempinbox-reporter"
 
 
@@ -363,6 +372,29 @@ def pytest_configure(config: pytest.Config) -> None:
         find_remote_server(settings.url)  # fail fast, as a usage error
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_XdistController(config), "tempinbox-xdist")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
+    """With ``--tempinbox-ui``, start the server now and print its inbox viewer's URL.
+
+    After the terminal's header, so that the line is under it, and printed even
+    under ``-q``, which hides the header.
+    """
+    yield
+    config = session.config
+    servers = config.stash[_SERVERS]
+    if not servers.settings.ui or hasattr(config, "workerinput"):
+        return
+    api_url = servers.get().api_url
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"tempinbox viewer: {_viewer_url(api_url)}")
+
+
+def _viewer_url(api_url: str) -> str:
+    """The inbox viewer of the server whose API is at ``api_url``: the root of the same port."""
+    return api_url.removesuffix("/api") + "/"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -388,8 +420,13 @@ class _Reporter:
     """Adds the mail of a failed test's inboxes to its report.
 
     Registered when a test first asks for an inbox, so that a run that uses none
-    does not pay for a hook around every report.
+    does not pay for a hook around every report. With ``viewer``, the inbox
+    viewer's URL (``--tempinbox-ui``), it also prints a link to each new inbox
+    after the phase that made it: reports are made outside output capture.
     """
+
+    def __init__(self, viewer: str | None) -> None:
+        self.viewer = viewer
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -398,18 +435,38 @@ class _Reporter:
         """Add a ``tempinbox`` section listing the mail each inbox of a failed test received."""
         report = yield
         inboxes = item.stash.get(_INBOXES, None)
+        if inboxes and self.viewer is not None:
+            self._announce(item, inboxes, self.viewer)
         if inboxes and report.failed and report.when == "call":
             report.sections.append(("tempinbox", _mail_report(inboxes)))
         return report
+
+    @staticmethod
+    def _announce(item: pytest.Item, inboxes: list[Inbox], viewer: str) -> None:
+        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+        announced = item.stash.setdefault(_ANNOUNCED, set())
+        for inbox in inboxes:
+            if reporter is not None and inbox.address not in announced:
+                announced.add(inbox.address)
+                link = f"{viewer}?inbox={quote(inbox.address, safe='@')}"
+                reporter.write_line(f"tempinbox viewer: {link} ({item.nodeid})")
 
 
 def _inboxes_of(request: pytest.FixtureRequest) -> list[Inbox]:
     """The list of the inboxes made for this test, for teardown and the failure report."""
     manager = request.config.pluginmanager
     if not manager.has_plugin(_REPORTER):
-        manager.register(_Reporter(), _REPORTER)
+        manager.register(_Reporter(_announced_viewer(request.config)), _REPORTER)
     made: list[Inbox] = request.node.stash.setdefault(_INBOXES, [])
     return made
+
+
+def _announced_viewer(config: pytest.Config) -> str | None:
+    """With ``--tempinbox-ui``, the viewer URL to link each new inbox to; not in xdist workers."""
+    servers = config.stash[_SERVERS]
+    if not servers.settings.ui or hasattr(config, "workerinput"):
+        return None
+    return _viewer_url(servers.get().api_url)
 
 
 def _mail_report(inboxes: list[Inbox]) -> str:

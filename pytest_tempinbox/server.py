@@ -24,6 +24,7 @@ from .errors import ServerStartError
 from .limits import (
     COMMAND_LINE_LIMIT,
     DEFAULT_DATA_LINE_LIMIT,
+    DEFAULT_HEARTBEAT,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_MESSAGES_PER_INBOX,
@@ -82,6 +83,8 @@ def _listen(host: str, port: int, role: str) -> socket.socket:
 class InboxServer:
     """A disposable inbox server: SMTP and the ``/api`` HTTP API, in a background thread.
 
+    The API's port also serves the inbox viewer, a web page at :attr:`viewer_url`.
+
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. Ports
     default to 0 (a free port each); read the real ones from :attr:`smtp_port`
     and :attr:`api_port` after start. ``domains`` are the domains generated
@@ -104,6 +107,10 @@ class InboxServer:
     ``any`` (any credentials), ``none`` (AUTH not offered) or ``USER:PASSWORD``
     (only those, and MAIL needs them). docs/tls.md says what a client sees in
     each mode. A bad ``tls`` or ``smtp_auth`` raises :class:`ValueError`.
+
+    ``event_heartbeat`` is the seconds of silence after which an event stream
+    (``GET /api/events/{email}``) sends a comment line, so that proxies keep
+    it open; it must be above 0 (else :class:`ValueError`).
     """
 
     def __init__(
@@ -125,6 +132,7 @@ class InboxServer:
         allowed_hosts: Iterable[str] = (),
         tls: str = DEFAULT_TLS,
         smtp_auth: str = DEFAULT_SMTP_AUTH,
+        event_heartbeat: float = DEFAULT_HEARTBEAT,
     ) -> None:
         self.host = host
         self.tls = parse_tls(tls)
@@ -143,6 +151,9 @@ class InboxServer:
         self.smtp_timeout = smtp_timeout
         self.data_line_limit = data_line_limit
         self.allowed_hosts = tuple(name.lower() for name in allowed_hosts)
+        if not event_heartbeat > 0:
+            raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
+        self.event_heartbeat = event_heartbeat
         self._requested_ports = (smtp_port, api_port)
         self._ports = (0, 0)
         self._thread: threading.Thread | None = None
@@ -210,6 +221,11 @@ class InboxServer:
         return f"http://{_url_host(self.host)}:{self.api_port}/api"
 
     @property
+    def viewer_url(self) -> str:
+        """The inbox viewer's page, at the root of the API's port (see docs/viewer.md)."""
+        return f"http://{_url_host(self.host)}:{self.api_port}/"
+
+    @property
     def running(self) -> bool:
         """Tell whether the server thread is serving."""
         return self._thread is not None and self._thread.is_alive()
@@ -257,6 +273,7 @@ class InboxServer:
                     tls=self.tls,
                     smtp_auth=self.smtp_auth,
                     ca_pem=None if self._authority is None else self._authority.ca_pem,
+                    heartbeat=self.event_heartbeat,
                 )
                 self._app = create_app(self.store, settings)
             return self._app

@@ -4,7 +4,8 @@ The only module that imports aiosmtpd. It accepts mail only for live generated
 addresses (no relaying, ever), and stores each message before answering ``250``
 to DATA. By default it accepts any AUTH PLAIN/LOGIN credentials, so that
 applications configured with a username and password work unchanged; the AUTH
-and TLS modes (:mod:`pytest_tempinbox.modes`) change that.
+and TLS modes (:mod:`pytest_tempinbox.modes`) change that. Faults injected into
+an inbox (:mod:`pytest_tempinbox.faults`) strike here, at RCPT or at DATA.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from aiosmtpd.smtp import (
     syntax,
 )
 
+from .faults import data_answer, reply_line
 from .limits import (
     COMMAND_LINE_LIMIT,
     DEFAULT_DATA_LINE_LIMIT,
@@ -35,6 +37,7 @@ from .limits import (
     DEFAULT_MAX_RECIPIENTS,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
+from .models import Fault, Stage
 from .modes import DEFAULT_TLS, SMTPAuth
 from .store import Store
 
@@ -43,6 +46,8 @@ __all__ = ["InboxHandler", "SMTPService"]
 log = logging.getLogger(__name__)
 
 MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
+# Seconds a dropped session may take to end; closing it ends it at once.
+_DROP_GRACE = 5.0
 
 
 class InboxHandler:
@@ -110,20 +115,58 @@ class InboxHandler:
         if not self.store.accepts(address):
             # The address is not echoed: it may hold bytes that cannot be encoded.
             return "550 5.1.1 Recipient address rejected: not a live generated address"
+        fault = self._take_fault(envelope, address, "rcpt")
+        if fault is not None:
+            reply = await _strike(server, fault)
+            if reply is not None:
+                return reply
+            if not self.store.accepts(address):  # deleted during the delay
+                return "550 5.1.1 Recipient address rejected: not a live generated address"
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 2.1.5 OK"
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
-        """Store a copy for each accepted recipient, then answer 250."""
+        """Store a copy for each accepted recipient, then answer 250.
+
+        Faults for the end of DATA strike first. SMTP has one DATA reply for
+        every recipient, so when one recipient's fault replies or disconnects,
+        nobody gets the message (the client will send it to them all again).
+        A delay waits, the longest of them; a client that leaves meanwhile
+        cancels the session, and nothing is stored.
+        """
         raw = envelope.original_content or b""
         # aiosmtpd keeps the null reverse-path as "<>"; the API calls it "".
         mail_from = "" if envelope.mail_from == "<>" else str(envelope.mail_from)
+        faults = [
+            fault
+            for address in dict.fromkeys(envelope.rcpt_tos)
+            if (fault := self._take_fault(envelope, address, "data")) is not None
+        ]
+        if faults:
+            reply = await _strike(server, data_answer(faults))
+            if reply is not None:
+                return reply
         stored = self.store.deliver(mail_from, envelope.rcpt_tos, raw)
         if not stored:
             # Every recipient was deleted between RCPT and the end of DATA.
             return "554 5.1.1 No live recipients left: the inboxes were deleted"
         return f"250 2.0.0 OK: queued as {stored[0].id}"
+
+    def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
+        """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.
+
+        A transaction takes at most one fault per address: a delayed RCPT does
+        not also take the next fault at DATA, nor a repeated RCPT another one.
+        """
+        taken = envelope.faulted if isinstance(envelope, _Transaction) else set()
+        key = address.lower()
+        if key in taken:
+            return None
+        fault = self.store.take_fault(address, stage)
+        if fault is not None:
+            taken.add(key)
+        return fault
 
     async def handle_exception(self, error: Exception) -> str:
         """Log an unexpected error and answer a temporary failure without internals."""
@@ -134,6 +177,29 @@ class InboxHandler:
         else:
             log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
+
+
+async def _strike(server: SMTP, fault: Fault) -> str | None:
+    """Carry out ``fault``: the reply to give instead of the normal one, or None to go on.
+
+    A delay (also one with a reply or disconnect after it, see :func:`data_answer`)
+    holds the answer; a disconnect closes the connection without one; a 421
+    reply is followed by closing it, as RFC 5321 3.8 says a server does.
+    """
+    if fault.delay is not None:
+        if isinstance(server, _TrackedSMTP):
+            await server.pause(fault.delay)
+        else:
+            await asyncio.sleep(fault.delay)
+    if fault.disconnect or fault.code == 421:
+        if fault.code == 421:
+            await server.push(reply_line(fault))
+        if isinstance(server, _TrackedSMTP):
+            await server.drop()
+        elif server.transport is not None:
+            server.transport.close()
+        return "421 4.4.2 Connection dropped (injected fault)"  # nobody reads it
+    return None if fault.code is None else reply_line(fault)
 
 
 def _path_refusal(address: str, envelope: Envelope) -> str | None:
@@ -176,6 +242,14 @@ class _Credentials:
         password_ok = hmac.compare_digest(auth_data.password, self._password)
         # handled=False: aiosmtpd then answers a failure with 535 5.7.8.
         return AuthResult(success=user_ok and password_ok, handled=False, auth_data=auth_data)
+
+
+class _Transaction(Envelope):
+    """aiosmtpd's envelope, and the addresses that took a fault in this transaction."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faulted: set[str] = set()
 
 
 class _QuietSession(Session):
@@ -227,6 +301,22 @@ class _TrackedSMTP(SMTP):
 
     def _create_session(self) -> Session:
         return _QuietSession(self.loop)
+
+    def _create_envelope(self) -> Envelope:
+        return _Transaction()
+
+    async def pause(self, seconds: float) -> None:
+        """Hold the session's answer for ``seconds``; the idle timer holds off as long."""
+        # The timer counts from the command: an injected delay is not the client's idleness.
+        self._reset_timeout(seconds + self._timeout_duration)
+        await asyncio.sleep(seconds)
+        self._reset_timeout()
+
+    async def drop(self) -> None:
+        """Close the connection without a word, and wait for that to end the session."""
+        self.close_now()
+        # connection_lost cancels the session's task, and with it this wait, at once.
+        await asyncio.sleep(_DROP_GRACE)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self in self._sessions:

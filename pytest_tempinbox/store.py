@@ -18,13 +18,14 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from .errors import InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
+from .faults import FaultQueue
 from .limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
-from .models import Envelope, Message
+from .models import Envelope, Fault, Message, Stage
 from .parsing import parse_message
 
 __all__ = [
@@ -146,7 +147,7 @@ class StoredMessage:
 
 @dataclass(eq=False)
 class Inbox:
-    """A generated address (a routing session) and the messages delivered to it, oldest first."""
+    """A generated address (a routing session): its messages, oldest first, and pending faults."""
 
     address: str
     created_at: datetime
@@ -155,6 +156,7 @@ class Inbox:
     messages: list[StoredMessage] = field(default_factory=list)
     by_id: dict[str, StoredMessage] = field(default_factory=dict)
     waiters: set[asyncio.Future[None]] = field(default_factory=set)
+    faults: FaultQueue = field(default_factory=FaultQueue)
 
     def messages_after(self, after: str | None) -> list[StoredMessage]:
         """Return the messages received after the message ``after`` (all of them for None).
@@ -166,8 +168,15 @@ class Inbox:
             return list(self.messages)
         if after not in self.by_id:
             raise InvalidRequest(f"after={after[:80]!r} is not the id of a message in this inbox")
-        # Ids sort in arrival order, so the cursor's position is a binary search away.
-        return self.messages[bisect.bisect_right(self.messages, after, key=_message_id) :]
+        return self.messages_since(after)
+
+    def messages_since(self, cursor: str) -> list[StoredMessage]:
+        """Return the messages whose id sorts after ``cursor``, which need not be one of them.
+
+        Ids sort in arrival order all over the store, so any id is a point in
+        time, also one of a message since evicted; ``""`` is before them all.
+        """
+        return self.messages[bisect.bisect_right(self.messages, cursor, key=_message_id) :]
 
     def wake(self) -> None:
         """Wake every pending :meth:`Store.wait` on this inbox, from any thread."""
@@ -386,6 +395,7 @@ class Store:
 
     def _drop(self, inbox: Inbox) -> int:
         del self._inboxes[inbox.address]
+        inbox.faults.clear()
         inbox.wake()
         for message in inbox.messages:
             del self._arrivals[message.id]
@@ -405,10 +415,24 @@ class Store:
         store closes. Raises :class:`InboxNotFound` if the inbox is (or gets)
         deleted.
         """
+        return await self._wait(address, lambda inbox: inbox.messages_after(after), timeout)
+
+    async def follow(self, address: str, cursor: str, timeout: float) -> list[StoredMessage]:
+        """Like :meth:`wait`, for an event stream: the messages whose id sorts after ``cursor``.
+
+        ``cursor`` need not be a message of the inbox (see
+        :meth:`Inbox.messages_since`), so a message evicted meanwhile cannot
+        break a stream.
+        """
+        return await self._wait(address, lambda inbox: inbox.messages_since(cursor), timeout)
+
+    async def _wait(
+        self, address: str, pick: Callable[[Inbox], list[StoredMessage]], timeout: float
+    ) -> list[StoredMessage]:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
             inbox = self.get(address)
-            messages = inbox.messages_after(after)
+            messages = pick(inbox)
             if messages or timeout <= 0 or self._closed:
                 return messages
             inbox.waiters.add(waiter)
@@ -421,7 +445,29 @@ class Store:
                 inbox.waiters.discard(waiter)
         # Woken by a delivery (there is a message now), a delete (get raises) or
         # close (the list may be empty).
-        return self.messages(address, after)
+        with self._lock:
+            return pick(self.get(address))
+
+    def cursor(self, address: str) -> str:
+        """The id of the inbox's newest message, ``""`` if none: :meth:`follow` from now on."""
+        with self._lock:
+            messages = self.get(address).messages
+            return messages[-1].id if messages else ""
+
+    @property
+    def closed(self) -> bool:
+        """Tell whether :meth:`close` was called: the server is stopping."""
+        return self._closed
+
+    def take_fault(self, address: str, stage: Stage) -> Fault | None:
+        """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
+
+        None when the address has no live inbox, no pending fault, or a first
+        fault for the other stage (see :meth:`FaultQueue.take`).
+        """
+        with self._lock:
+            inbox = self._live(_fold(address))
+            return None if inbox is None else inbox.faults.take(stage)
 
     def close(self) -> None:
         """End every pending wait (they answer with what they have) and refuse new waits."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import smtplib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
 import trustme  # noqa: F401  # see below
 from hypothesis import settings
 
+from pytest_tempinbox.client import Inbox, TempInboxClient
 from pytest_tempinbox.server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
@@ -25,6 +27,9 @@ from .helpers import CLIENT_NAME, RawSMTP
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+SCREENSHOTS_VARIABLE = "TEMPINBOX_SCREENSHOTS"
+_SCREENSHOTS = pytest.StashKey[Path]()
 
 
 @pytest.fixture(scope="session")
@@ -77,3 +82,41 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     """pytester, with pytest-asyncio's loop scope set in the runs it makes (else it warns)."""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-o asyncio_default_fixture_loop_scope=function")
     return pytester
+
+
+@pytest.fixture(scope="session")
+def screenshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where browser tests save a screenshot of each state they reach.
+
+    ``$TEMPINBOX_SCREENSHOTS``, else ``viewer-screenshots`` in pytest's base
+    temporary directory; the run's summary names it.
+    """
+    chosen = os.environ.get(SCREENSHOTS_VARIABLE)
+    directory = Path(chosen) if chosen else tmp_path_factory.getbasetemp() / "viewer-screenshots"
+    directory.mkdir(parents=True, exist_ok=True)
+    request.config.stash[_SCREENSHOTS] = directory
+    return directory
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """Name the directory of the screenshots that browser tests saved, if any ran."""
+    directory = config.stash.get(_SCREENSHOTS, None)
+    if directory is not None:
+        terminalreporter.write_sep("-", "viewer screenshots")
+        terminalreporter.write_line(f"saved in {directory}")
+
+
+@pytest.fixture(scope="module", params=["http", "local"])
+def client(request: pytest.FixtureRequest, server: InboxServer) -> Iterator[TempInboxClient]:
+    """The client over HTTP, and over the in-process transport: both must behave alike."""
+    transport = server.local_transport() if request.param == "local" else None
+    with TempInboxClient(server.api_url, transport=transport) as client:
+        yield client
+
+
+@pytest.fixture
+def inbox(client: TempInboxClient) -> Inbox:
+    """A fresh inbox, through each client of :func:`client`."""
+    return client.generate()

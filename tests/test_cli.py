@@ -60,6 +60,18 @@ def test_serves_mail_end_to_end_and_stops_on_sigterm(standalone: Standalone) -> 
     assert "Traceback" not in stderr
 
 
+def test_a_third_line_gives_the_inbox_viewer_url(standalone: Standalone) -> None:
+    _, _, api = standalone.read_addresses()
+    assert standalone.process.stdout is not None
+    viewer = api.removesuffix("/api") + "/"
+    assert standalone.process.stdout.readline() == f"Inbox viewer at {viewer}\n"
+    response = requests.get(viewer, timeout=5)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    status, _, stderr = standalone.stop(signal.SIGTERM)
+    assert status == 0, stderr
+
+
 def test_sigint_stops_it_while_clients_hold_idle_connections(standalone: Standalone) -> None:
     host, port, api = standalone.read_addresses()
     idle_smtp = smtplib.SMTP(host, port, local_hostname=CLIENT_NAME)

@@ -7,7 +7,6 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from datetime import timezone
 from typing import Any
 
@@ -29,19 +28,6 @@ from pytest_tempinbox.models import Address, Message
 from pytest_tempinbox.server import InboxServer
 
 from .helpers import CLIENT_NAME, make_message, send
-
-
-@pytest.fixture(scope="module", params=["http", "local"])
-def client(request: pytest.FixtureRequest, server: InboxServer) -> Iterator[TempInboxClient]:
-    """The client over HTTP, and over the in-process transport: both must behave alike."""
-    transport = server.local_transport() if request.param == "local" else None
-    with TempInboxClient(server.api_url, transport=transport) as client:
-        yield client
-
-
-@pytest.fixture
-def inbox(client: TempInboxClient) -> Inbox:
-    return client.generate()
 
 
 def send_later(server: InboxServer, delay: float, to: str, subject: str) -> threading.Timer:

@@ -219,6 +219,62 @@ def test_a_passing_test_has_no_mail_section(pytester: pytest.Pytester) -> None:
     assert "- tempinbox -" not in result.stdout.str()
 
 
+def test_the_ui_option_starts_the_server_at_once_and_prints_the_viewer_url(
+    pytester: pytest.Pytester,
+) -> None:
+    port = free_port()
+    pytester.makepyfile(
+        f"""
+        import urllib.request
+
+        def test_the_viewer_is_up_though_no_fixture_asked():
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({{}}))
+            with opener.open("http://127.0.0.1:{port}/", timeout=10) as page:
+                assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+        """
+    )
+    result = pytester.runpytest("--tempinbox-ui", "--tempinbox-port", str(port))
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"tempinbox viewer: http://127.0.0.1:{port}/"])
+
+
+def test_the_ui_option_links_each_new_inbox_to_the_viewer(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_one(tempinbox, tempinbox_factory):
+            tempinbox_factory(prefix="extra")
+        """
+    )
+    pytester.runpytest().stdout.no_fnmatch_line("*tempinbox viewer*")
+    result = pytester.runpytest("--tempinbox-ui")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "tempinbox viewer: http://127.0.0.1:*/",
+            "tempinbox viewer: http://127.0.0.1:*/?inbox=*@tempinbox.test (*::test_one)",
+            "tempinbox viewer: http://127.0.0.1:*/?inbox=extra-*@tempinbox.test (*::test_one)",
+        ]
+    )
+
+
+def test_the_ui_comes_from_the_ini_file_and_shows_under_quiet(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    assert "tempinbox viewer" not in pytester.runpytest("-q").stdout.str()
+    pytester.makeini("[pytest]\ntempinbox_ui = true\n")
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tempinbox viewer: http://127.0.0.1:*/"])
+
+
+def test_the_ui_of_a_remote_server_is_its_own_viewer(
+    pytester: pytest.Pytester, server: InboxServer
+) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-ui", "--tempinbox-url", server.api_url)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"tempinbox viewer: {server.viewer_url}"])
+
+
 def test_remote_mode_uses_the_running_server_and_deletes_at_teardown(
     pytester: pytest.Pytester, server: InboxServer, http: requests.Session, tmp_path: Path
 ) -> None:

@@ -56,6 +56,15 @@ CASES = [
     ("PUT", "/generate", None, None),
     ("GET", "/nope", None, None),
     ("DELETE", "/delete/nobody@tempinbox.test", None, None),
+    ("POST", "/faults/{address}", None, b'{"stage": "rcpt", "code": 451, "times": 2}'),
+    ("POST", "/faults/{address}", None, b'{"stage": "data", "delay": 0}'),
+    ("POST", "/faults/nobody@tempinbox.test", None, b'{"stage": "data", "disconnect": true}'),
+    ("GET", "/faults/{address}", None, None),
+    ("DELETE", "/faults/{address}", None, None),
+    ("PUT", "/faults/{address}", None, None),
+    ("GET", "/events/nobody@tempinbox.test", None, None),
+    ("GET", "/events/not-an-address", None, None),
+    ("GET", "/events/{address}", {"after": "nope"}, None),
 ]
 
 
