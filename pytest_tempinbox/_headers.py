@@ -30,8 +30,10 @@ def _header_name(name: str) -> str:
 _GETADDRESSES_OPTIONS: dict[str, Any] = (
     {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
 )
-# Up to the next comma outside a quoted string (possessive, so linear).
-_TO_COMMA = re.compile(r'(?:[^",]++|"[^"]*+"?)*+')
+# Up to the next comma outside a quoted string. Linear: nothing follows the
+# repetition, so the first (greedy) way through always succeeds and nothing is
+# retried. (Possessive quantifiers would say so, but need Python 3.11.)
+_TO_COMMA = re.compile(r'(?:[^",]+|"[^"]*"?)*')
 _EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
 # The usual header, one address in plain ASCII atoms: "a.b@c.d" or "Name Here <a.b@c.d>".
 # getaddresses() reads these exactly as this does, only ten times slower.
