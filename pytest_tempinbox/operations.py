@@ -160,12 +160,12 @@ def delete(store: Store, email: str) -> Reply:
 
 def add_fault(store: Store, email: str, body: bytes) -> Reply:
     """``POST /api/faults/{email}``: queue the fault ``body`` describes; answer it as queued."""
-    inbox = store.get(email)
+    store.get(email)  # an unknown inbox is a 404 before a bad body is a 400
     options = _json_body(body)
     if options is None:
         raise InvalidRequest("the request body must be a JSON object describing the fault")
     fault = read_fault(options)
-    inbox.faults.add(fault)
+    store.add_fault(email, fault)
     return Reply(201, encode_json(fault.to_json()))
 
 

@@ -238,6 +238,7 @@ class Store:
         self._closed = False
         # Held by every method that reads or changes the inboxes: short, never across an await.
         self._lock = threading.RLock()
+        self._faults_added = False
 
     def __len__(self) -> int:
         return len(self._inboxes)
@@ -458,6 +459,21 @@ class Store:
     def closed(self) -> bool:
         """Tell whether :meth:`close` was called: the server is stopping."""
         return self._closed
+
+    def add_fault(self, address: str, fault: Fault) -> None:
+        """Queue ``fault`` for the next deliveries to the inbox at ``address``.
+
+        Raises as :meth:`get`, and :class:`~pytest_tempinbox.errors.TooManyFaults`
+        when the inbox's queue is full.
+        """
+        inbox = self.get(address)
+        self._faults_added = True
+        inbox.faults.add(fault)
+
+    @property
+    def faults_added(self) -> bool:
+        """Tell whether a fault was ever queued: until then, deliveries need not look for one."""
+        return self._faults_added
 
     def take_fault(self, address: str, stage: Stage) -> Fault | None:
         """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
