@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import smtplib
 import socket
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import time
 from collections.abc import Sequence
 from email.message import EmailMessage
+
+import pytest
 
 from pytest_tempinbox.server import InboxServer
 
@@ -108,3 +111,26 @@ class Standalone:
         self.process.send_signal(sig)
         _, stderr = self.process.communicate(timeout=20)
         return self.process.returncode, time.monotonic() - started, stderr
+
+
+def run_swaks(
+    server: InboxServer, address: str, *extra: str, timeout: float = 10.0
+) -> subprocess.CompletedProcess[str]:
+    """Send one message with swaks to ``address``; skip the test where swaks is not installed.
+
+    ``extra`` are more swaks options (TLS, AUTH, headers). Nothing is asserted:
+    the caller reads the exit status and what swaks printed.
+    """
+    executable = shutil.which("swaks")
+    if executable is None:
+        pytest.skip("swaks is not installed (Debian package swaks)")
+    command = [
+        executable,
+        "--helo", CLIENT_NAME,
+        "--server", f"{server.smtp_host}:{server.smtp_port}",
+        "--from", "sender@example.com",
+        "--to", address,
+        "--timeout", str(int(timeout)),
+        *extra,
+    ]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout * 2, check=False)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import smtplib
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +21,7 @@ from pytest_tempinbox.models import Fault
 from pytest_tempinbox.server import InboxServer
 from pytest_tempinbox.store import Store
 
-from .helpers import CLIENT_NAME, RawSMTP
+from .helpers import CLIENT_NAME, RawSMTP, run_swaks
 
 TIMEOUT = 10.0
 MAIL = b"From: app@example.com\r\nSubject: Hello\r\n\r\nHi there.\r\n"
@@ -365,24 +363,11 @@ def test_a_reply_at_data_with_aiosmtplib(
 def test_swaks_sees_the_reply(
     server: InboxServer, api: str, http: requests.Session, address: str
 ) -> None:
-    swaks = shutil.which("swaks")
-    if swaks is None:
-        pytest.skip("swaks is not installed (Debian package swaks)")
     add(http, api, address, {"stage": "rcpt", "code": 550, "message": "5.1.1 swaks refused"})
-    command = [
-        swaks,
-        "--helo", CLIENT_NAME,
-        "--server", f"{server.smtp_host}:{server.smtp_port}",
-        "--from", "sender@example.com",
-        "--to", address,
-        "--timeout", str(int(TIMEOUT)),
-    ]  # fmt: skip
-    refused = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    refused = run_swaks(server, address, timeout=TIMEOUT)
     assert refused.returncode == 24, refused.stdout + refused.stderr  # 24: every RCPT refused
     assert "550 5.1.1 swaks refused" in refused.stdout
-    delivered = subprocess.run(
-        command, capture_output=True, text=True, timeout=TIMEOUT, check=False
-    )
+    delivered = run_swaks(server, address, timeout=TIMEOUT)
     assert delivered.returncode == 0, delivered.stdout + delivered.stderr
     assert stored(server, address) == 1
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import smtplib
 import subprocess
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ import pytest
 
 from pytest_tempinbox.server import InboxServer
 
-from .helpers import CLIENT_NAME, RawSMTP, make_message
+from .helpers import CLIENT_NAME, RawSMTP, make_message, run_swaks
 
 if TYPE_CHECKING:
     import requests
@@ -410,24 +409,7 @@ def test_aiosmtplib_delivers(server: InboxServer, http: requests.Session, addres
 
 
 def test_swaks_delivers(server: InboxServer, http: requests.Session, address: str) -> None:
-    swaks = shutil.which("swaks")
-    if swaks is None:
-        pytest.skip("swaks is not installed (Debian package swaks)")
-    result = subprocess.run(
-        [
-            swaks,
-            "--helo", CLIENT_NAME,
-            "--server", f"{server.smtp_host}:{server.smtp_port}",
-            "--from", "sender@example.com",
-            "--to", address,
-            "--header", "Subject: from swaks",
-            "--timeout", str(int(TIMEOUT)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )  # fmt: skip
+    result = run_swaks(server, address, "--header", "Subject: from swaks", timeout=TIMEOUT)
     assert result.returncode == 0, result.stdout + result.stderr
     (found,) = messages(http, server, address)
     assert found["subject"] == "from swaks"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import smtplib
 import socket
 import ssl
@@ -26,7 +25,7 @@ from pytest_tempinbox.modes import TLS_MODES, parse_smtp_auth, parse_tls
 from pytest_tempinbox.server import InboxServer
 from pytest_tempinbox.tls import certificate_names
 
-from .helpers import CLIENT_NAME, make_message
+from .helpers import CLIENT_NAME, make_message, run_swaks
 
 TIMEOUT = 10.0
 USER, PASSWORD = "app-user", "s3cret:with-colon"
@@ -553,29 +552,14 @@ def test_aiosmtplib_without_the_ca_refuses_the_certificate(
 
 def swaks(server: InboxServer, address: str, *extra: str, trust: bool = True) -> str:
     """Run swaks against ``server`` in its TLS mode; return what it printed, asserting nothing."""
-    executable = shutil.which("swaks")
-    if executable is None:
-        pytest.skip("swaks is not installed (Debian package swaks)")
     tls = {"starttls": ["--tls"], "required": ["--tls"], "implicit": ["--tls-on-connect"]}
-    command = [
-        executable,
-        "--helo", CLIENT_NAME,
-        "--server", f"{server.smtp_host}:{server.smtp_port}",
-        "--from", "sender@example.com",
-        "--to", address,
-        "--header", "Subject: from swaks",
-        "--timeout", str(int(TIMEOUT)),
-        *tls.get(server.tls, []),
-        *extra,
-    ]  # fmt: skip
+    options = ["--header", "Subject: from swaks", *tls.get(server.tls, []), *extra]
     if server.tls != "off":
-        command.append("--tls-verify")
+        options.append("--tls-verify")
         if trust:
             assert server.ca_path is not None
-            command += ["--tls-ca-path", server.ca_path]
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=TIMEOUT * 2, check=False
-    )
+            options += ["--tls-ca-path", server.ca_path]
+    result = run_swaks(server, address, *options, timeout=TIMEOUT)
     return f"exit status {result.returncode}\n{result.stdout}{result.stderr}"
 
 
@@ -621,23 +605,7 @@ def test_swaks_finds_no_auth_in_mode_none(servers: Servers) -> None:
 def test_swaks_with_required_tls_but_without_starttls_is_refused(servers: Servers) -> None:
     server = servers("required")
     address = server.store.generate().address
-    executable = shutil.which("swaks")
-    if executable is None:
-        pytest.skip("swaks is not installed (Debian package swaks)")
-    result = subprocess.run(
-        [
-            executable,
-            "--helo", CLIENT_NAME,
-            "--server", f"{server.smtp_host}:{server.smtp_port}",
-            "--from", "sender@example.com",
-            "--to", address,
-            "--timeout", str(int(TIMEOUT)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT * 2,
-        check=False,
-    )  # fmt: skip
+    result = run_swaks(server, address, timeout=TIMEOUT)
     assert result.returncode != 0
     assert "530 5.7.0 Must issue a STARTTLS command first" in result.stdout + result.stderr
     assert server.store.messages(address) == []
