@@ -39,6 +39,13 @@ def server() -> Iterator[InboxServer]:
         yield srv
 
 
+@pytest.fixture
+def private_server() -> Iterator[InboxServer]:
+    """A server for one test alone: patching its store or counting its tasks disturbs no other."""
+    with InboxServer(hostname="mx.tempinbox.test") as srv:
+        yield srv
+
+
 @pytest.fixture(scope="session")
 def http() -> Iterator[requests.Session]:
     """A pooled HTTP session that ignores proxy settings from the environment."""

@@ -166,13 +166,6 @@ def domain_of_length(length: int) -> str:
 
 
 @pytest.fixture
-def private_server() -> Iterator[InboxServer]:
-    """A server for one test alone, so that its task count is not disturbed by others."""
-    with InboxServer(hostname=HOSTNAME) as srv:
-        yield srv
-
-
-@pytest.fixture
 def limited_server() -> Iterator[InboxServer]:
     """A server of its own that allows only a few connections at once."""
     with InboxServer(hostname=HOSTNAME, max_connections=MAX_CONNECTIONS) as srv:

@@ -76,13 +76,6 @@ def small_server() -> Iterator[InboxServer]:
 
 
 @pytest.fixture
-def private_server() -> Iterator[InboxServer]:
-    """A server for one test alone, so that patching its store cannot affect other tests."""
-    with InboxServer(hostname=HOSTNAME) as srv:
-        yield srv
-
-
-@pytest.fixture
 def ehlo_smtp(raw_smtp: RawSMTP) -> RawSMTP:
     """The raw connection after a successful EHLO."""
     assert raw_smtp.command(f"EHLO {CLIENT_NAME}")[0] == 250
