@@ -1,6 +1,8 @@
-"""Finding the links and likely one-time codes in a message's decoded bodies.
+"""Finding the links and likely one-time codes in a message's decoded text.
 
-Heuristics only, standard library only, no I/O. Every function here takes text
+Heuristics only, standard library only, no I/O. HTML bodies have their own
+module, :mod:`pytest_tempinbox._html`, imported only for messages that have
+one (html.parser and its patterns take milliseconds to import). Every function here takes text
 that :mod:`pytest_tempinbox.parsing` already decoded and never raises on it.
 
 Each takes linear time. Those with a per-match loop in Python also take an
@@ -10,27 +12,24 @@ stop and return what they found so far.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
-from html import unescape as html_unescape
-from html.parser import HTMLParser
 
-__all__ = ["find_codes", "html_links", "html_text", "text_links"]
+__all__ = ["CLOCK_EVERY", "find_codes", "is_web_url", "late", "text_links"]
 
 # Searching for the literal "://" and checking the scheme behind it is several
 # times faster than a case-insensitive "https?://", and linear on any body.
 _URL_REST = re.compile(r"://[^\s<>\"]+")
 _TRAILING = ".,;:!?'\""
 _OPENERS = {")": "(", "]": "[", "}": "{"}  # ">" already ends the match
-_URL_WHITESPACE = re.compile(r"[\t\n\r]")
-# Matches handled between two looks at the clock: a look costs about as much as
-# a match, and a few hundred matches take well under a millisecond.
-_CLOCK_EVERY = 256
+#: Matches handled between two looks at the clock: a look costs about as much as
+#: a match, and a few hundred matches take well under a millisecond.
+CLOCK_EVERY = 256
 
 
-def _late(count: int, deadline: float | None) -> bool:
-    return deadline is not None and not count % _CLOCK_EVERY and time.monotonic() > deadline
+def late(count: int, deadline: float | None) -> bool:
+    """Tell whether ``deadline`` has passed; the clock is read every :data:`CLOCK_EVERY` counts."""
+    return deadline is not None and not count % CLOCK_EVERY and time.monotonic() > deadline
 
 
 def _trim_url(url: str) -> str:
@@ -51,7 +50,8 @@ def _trim_url(url: str) -> str:
     return url[:end]
 
 
-def _is_web_url(url: str) -> bool:
+def is_web_url(url: str) -> bool:
+    """Tell whether ``url`` is an http(s) URL with something after the scheme."""
     scheme, _, rest = url.partition("://")
     return scheme.lower() in ("http", "https") and bool(rest.lstrip("/"))
 
@@ -64,7 +64,7 @@ def text_links(text: str, *, deadline: float | None = None) -> list[str]:
     """
     links = []
     for count, match in enumerate(_URL_REST.finditer(text), 1):
-        if _late(count, deadline):
+        if late(count, deadline):
             break
         rest = match.start()
         scheme = text[max(rest - 5, 0) : rest].lower()
@@ -77,88 +77,9 @@ def text_links(text: str, *, deadline: float | None = None) -> list[str]:
         if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             continue  # "http" glued to a word is not a URL of its own
         url = _trim_url(text[start : match.end()])
-        if _is_web_url(url):
+        if is_web_url(url):
             links.append(url)
     return links
-
-
-# Their content is not shown to the reader: codes and links found there are noise.
-# Each branch always matches once started (``\Z``), so the scan stays linear.
-_HIDDEN_HTML = re.compile(
-    r"<!--.*?(?:-->|\Z)|<(script|style|template|title)\b.*?(?:</\1\s*>|\Z)",
-    re.IGNORECASE | re.DOTALL,
-)
-# html.parser takes quadratic time on some broken markup (thousands of unclosed
-# tags) and costs more than the rest of parsing a message put together, so it
-# only ever sees the <a>/<area> tags cut out by this pattern. No branch can
-# cross a "<", which keeps every attempt short and the whole scan linear.
-_LINK_TAG = re.compile(r"<(?:a|area)\b(?:\"[^\"<]*\"|'[^'<]*'|[^'\"<>])*>", re.IGNORECASE)
-_TAG = re.compile(
-    r"<(/?[a-zA-Z][a-zA-Z0-9]*)(?:(?:\"[^\"<]*\"|'[^'<]*'|[^'\"<>])*|[^<>]*)>|<[!?][^<>]*>"
-)
-# Without a break at these, "<td>1234</td><td>5678</td>" would read as one number;
-# inline tags add none because some senders wrap each digit of a code in a <span>.
-_BLOCK_TAGS = frozenset(
-    {
-        *("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt"),
-        *("footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "img", "li"),
-        *("ol", "p", "pre", "section", "table", "tbody", "td", "tfoot", "th", "thead"),
-        *("tr", "ul"),
-    }
-)
-
-
-class _LinkCollector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.links: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in ("a", "area"):
-            return
-        for name, value in attrs:
-            if name == "href" and value:
-                # Browsers drop tabs and newlines inside URLs; wrapped hrefs have them.
-                url = _URL_WHITESPACE.sub("", value).strip()
-                if _is_web_url(url):
-                    self.links.append(url)
-                return
-
-
-def html_links(html: str, *, deadline: float | None = None) -> list[str]:
-    """Return the http(s) ``href`` targets of the ``<a>`` and ``<area>`` tags of an HTML body.
-
-    In order, duplicates included, entities decoded. Tags inside comments,
-    ``<script>``, ``<style>``, ``<template>`` and ``<title>`` do not count.
-    """
-    # A logo, a button and a text link often repeat one tag; parse it once.
-    tags = list(dict.fromkeys(_LINK_TAG.findall(_HIDDEN_HTML.sub(" ", html))))
-    if not tags:
-        return []
-    collector = _LinkCollector()
-    # html.parser raises on some malformed markup; keep what it found until then.
-    with contextlib.suppress(Exception):
-        for start in range(0, len(tags), _CLOCK_EVERY):
-            if start and _late(start, deadline):
-                break
-            collector.feed("".join(tags[start : start + _CLOCK_EVERY]))
-        collector.close()
-    return collector.links
-
-
-def _tag_break(match: re.Match[str]) -> str:
-    name = (match.group(1) or "").lstrip("/").lower()
-    return "\n" if name in _BLOCK_TAGS else ""
-
-
-def html_text(html: str) -> str:
-    """Return the text of an HTML body a reader would see, entities decoded.
-
-    Tags are dropped, leaving a line break for block-level ones; comments,
-    ``<script>``, ``<style>``, ``<template>`` and ``<title>`` are dropped with
-    their content. A ``<`` that starts no tag is text.
-    """
-    return html_unescape(_TAG.sub(_tag_break, _HIDDEN_HTML.sub(" ", html)))
 
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
@@ -235,7 +156,7 @@ def find_codes(*texts: str, deadline: float | None = None) -> list[str]:
     for text in texts:
         for match in _CANDIDATE.finditer(text):
             count += 1
-            if _late(count, deadline):
+            if late(count, deadline):
                 return list(codes)
             if _is_code(text, match.start(), match.end()):
                 codes.setdefault(match.group(), None)

@@ -21,21 +21,21 @@ by caps on size where those are cheaper than the clock.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.errors import InvalidBase64LengthDefect
-from email.feedparser import BytesFeedParser
 from email.message import Message
-from email.parser import BytesParser
-from email.policy import compat32
 from email.utils import decode_params
 from typing import Any
 
 from ._decode import ParseRun, b64decode, clean, header_text, slow, to_text, unfold
-from ._extract import find_codes, html_links, html_text, text_links
+from ._extract import find_codes, text_links
 from ._headers import addresses, header_map, parse_date
+from ._simple import SimpleMessage, simple_message
 from .errors import AttachmentNotFound
 from .models import Address, Attachment
 
@@ -148,7 +148,12 @@ class _Part(Message):
 
 
 def _parse(raw: bytes, run: ParseRun) -> Message:
-    parser = BytesFeedParser(_factory=_Part, policy=compat32)
+    # Imported here: the usual message never needs them (see _simple). Their
+    # default policy is compat32.
+    from email.feedparser import BytesFeedParser
+    from email.parser import BytesParser
+
+    parser = BytesFeedParser(_factory=_Part)
     in_headers = 0.0  # time spent feeding what may be one block of header lines
     try:
         # Fed a chunk at a time, so that the clock is looked at between chunks.
@@ -182,7 +187,7 @@ def _parse(raw: bytes, run: ParseRun) -> Message:
         run.note("structure could not be parsed: the body is served as one text part")
     try:
         # The headers still parse; the body stays one undivided text part.
-        return BytesParser(_Part, policy=compat32).parsebytes(raw, headersonly=True)
+        return BytesParser(_Part).parsebytes(raw, headersonly=True)
     except Exception:
         return _Part()
 
@@ -365,7 +370,11 @@ def _body(path: str, part: Message, run: ParseRun) -> str:
         charset = part.get_content_charset()
     except Exception:
         charset = None
-    text = to_text(_payload(part, "\n"), charset, run, _part_name(path))
+    return _text(_payload(part, "\n"), charset, path, run)
+
+
+def _text(data: bytes, charset: str | None, path: str, run: ParseRun) -> str:
+    text = to_text(data, charset, run, _part_name(path))
     return clean(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
@@ -409,10 +418,15 @@ def _links_and_codes(
     text = _searched(text, "the text body", run) if text is not None else None
     html = _searched(html, "the HTML body", run) if html is not None else None
     in_text = text_links(text, deadline=deadline) if text is not None else []
-    in_html = html_links(html, deadline=deadline) if html is not None else []
+    in_html: list[str] = []
+    body = text if text is not None else ""
+    if html is not None:
+        from ._html import html_links, html_text  # only for mail that has HTML
+
+        in_html = html_links(html, deadline=deadline)
+        body = text if text is not None else html_text(html)
     found = in_html + in_text if html_first else in_text + in_html
     links = dict.fromkeys(clean(url) for url in found)
-    body = text if text is not None else html_text(html) if html is not None else ""
     codes = find_codes(_searched(subject, "the subject", run), body, deadline=deadline)
     if run.expired():
         run.cut("links and codes may be incomplete")
@@ -446,11 +460,55 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
     tens of thousands of parts has those after the first few thousand unlisted.
     """
     run = ParseRun(budget)
+    simple = simple_message(raw)
+    if simple is not None:
+        return _parsed(raw, run, _simple_structure(simple, run))
+    return _parsed(raw, run, _structure(raw, run))
+
+
+@dataclass(slots=True)
+class _Structure:
+    """The headers, the bodies' sources and the attachments' parts, before they are read."""
+
+    headers: dict[str, tuple[str, ...]]
+    raw_headers: dict[str, list[str]]  # by lowercase name, still folded
+    text: Callable[[], str] | None = None
+    html: Callable[[], str] | None = None
+    html_first: bool = False
+    layout: _Layout | None = None
+
+
+def _structure(raw: bytes, run: ParseRun) -> _Structure:
     message = _parse(raw, run)
     if b"\x00" in raw:
         run.note("NUL bytes in the message")
     headers, raw_headers = header_map(message, run)
     layout = _layout(message, run)
+    structure = _Structure(headers, raw_headers, html_first=layout.html_first, layout=layout)
+    if layout.text is not None:
+        structure.text = functools.partial(_body, *layout.text, run)
+    if layout.html is not None:
+        structure.html = functools.partial(_body, *layout.html, run)
+    return structure
+
+
+def _simple_structure(simple: SimpleMessage, run: ParseRun) -> _Structure:
+    if b"\x00" in simple.body:
+        run.note("NUL bytes in the message")
+    raw_headers: dict[str, list[str]] = {}
+    headers: dict[str, list[str]] = {}
+    for name, value in simple.headers:
+        key = name.lower()
+        raw_headers.setdefault(key, []).append(value)
+        # What header_text() makes of unfolded ASCII without encoded words.
+        headers.setdefault(key, []).append(value.strip())
+    text = functools.partial(_text, simple.body, simple.charset, "", run)
+    decoded = {key: tuple(values) for key, values in headers.items()}
+    return _Structure(decoded, raw_headers, text=text)
+
+
+def _parsed(raw: bytes, run: ParseRun, structure: _Structure) -> ParsedMessage:
+    headers, raw_headers, layout = structure.headers, structure.raw_headers, structure.layout
 
     def first(name: str) -> str | None:
         values = raw_headers.get(name)
@@ -463,24 +521,25 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
     message_id = clean(unfold(first("message-id") or "")) or None
     date = first("date")
     subject = headers["subject"][0] if "subject" in headers else ""
-    text = _body(*layout.text, run) if layout.text is not None else None
-    html = _body(*layout.html, run) if layout.html is not None else None
-    links, codes = _links_and_codes(subject, text, html, layout.html_first, run)
+    text = structure.text() if structure.text is not None else None
+    html = structure.html() if structure.html is not None else None
+    links, codes = _links_and_codes(subject, text, html, structure.html_first, run)
 
-    linesep = _linesep(raw)
     attachments = []
-    for index, (path, part) in enumerate(layout.attachments):
-        if run.expired():
-            break
-        attachments.append(_attachment(part, index, linesep, run, _part_name(path))[0])
-    if layout.stopped or len(attachments) < len(layout.attachments):
-        run.cut(f"attachments after #{len(attachments):,} not listed")
-    if layout.capped:
-        run.note(
-            f"more than {MAX_ATTACHMENTS:,} attachments: "
-            f"attachments after #{MAX_ATTACHMENTS:,} not listed"
-        )
-    _note_email_defects(layout, run)
+    if layout is not None:
+        linesep = _linesep(raw)
+        for index, (path, part) in enumerate(layout.attachments):
+            if run.expired():
+                break
+            attachments.append(_attachment(part, index, linesep, run, _part_name(path))[0])
+        if layout.stopped or len(attachments) < len(layout.attachments):
+            run.cut(f"attachments after #{len(attachments):,} not listed")
+        if layout.capped:
+            run.note(
+                f"more than {MAX_ATTACHMENTS:,} attachments: "
+                f"attachments after #{MAX_ATTACHMENTS:,} not listed"
+            )
+        _note_email_defects(layout, run)
     return ParsedMessage(
         message_id=message_id,
         sender=senders[0] if senders else None,

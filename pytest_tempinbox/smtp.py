@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
+import inspect
 import logging
 import socket
 import ssl
+from email._header_value_parser import get_addr_spec, get_angle_addr
+from email.errors import HeaderParseError
 from typing import Any, AnyStr
 
 from aiosmtpd.smtp import (
@@ -50,11 +53,30 @@ MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 _DROP_GRACE = 5.0
 
 
+# aiosmtpd finds its commands, AUTH mechanisms and handler hooks by these prefixes.
+_DISPATCH_PREFIXES = ("smtp_", "auth_", "handle_")
+
+
+_dispatch_names_of: dict[type, list[str]] = {}
+
+
+def _dispatch_names(cls: type) -> list[str]:
+    names = _dispatch_names_of.get(cls)
+    if names is None:
+        names = sorted(name for name in dir(cls) if name.startswith(_DISPATCH_PREFIXES))
+        _dispatch_names_of[cls] = names
+    return list(names)
+
+
 class InboxHandler:
     """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store.
 
     Without ``advertise_auth``, EHLO's answer leaves AUTH out.
     """
+
+    def __dir__(self) -> list[str]:
+        # See _TrackedSMTP.__dir__: aiosmtpd lists the handler's hooks on every connection.
+        return _dispatch_names(type(self))
 
     def __init__(
         self,
@@ -181,6 +203,12 @@ class InboxHandler:
         return "451 4.3.0 Local error in processing, try again later"
 
 
+# aiosmtpd looks at handle_EHLO's signature on every connection (to tell its old
+# four-argument form apart), which takes longer than the rest of setting up the
+# session; inspect.signature() hands out a __signature__ as it is.
+setattr(InboxHandler.handle_EHLO, "__signature__", inspect.signature(InboxHandler.handle_EHLO))  # noqa: B010
+
+
 async def _strike(server: SMTP, fault: Fault) -> str | None:
     """Carry out ``fault``: the reply to give instead of the normal one, or None to go on.
 
@@ -300,6 +328,32 @@ class _TrackedSMTP(SMTP):
         self.command_size_limits = collections.defaultdict(lambda: COMMAND_LINE_LIMIT)
         self.command_size_limit = COMMAND_LINE_LIMIT
         self.line_length_limit = data_line_limit + 1  # + 1 for a transparent dot
+
+    def __dir__(self) -> list[str]:
+        # aiosmtpd builds each connection's command and AUTH tables from dir() and
+        # inspect.getmembers() of the protocol and the handler: a getattr and a sort
+        # over some 150 names, most of the cost of accepting a connection. The names
+        # it looks for are the class's, so list only those, once per class.
+        return _dispatch_names(type(self))
+
+    def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+        # aiosmtpd's own, but for the typing.Protocol class it defines on every
+        # call (for MAIL and RCPT alike): that costs more than parsing the address.
+        if not arg:
+            return "", ""
+        try:
+            if arg.lstrip().startswith("<"):
+                angle, rest = get_angle_addr(arg)
+                addr = angle.addr_spec
+            else:
+                spec, rest = get_addr_spec(arg)
+                addr = spec.addr_spec
+        except HeaderParseError:
+            return None, None
+        localpart = addr.rpartition("@")[0]
+        if self.local_part_limit and len(localpart) > self.local_part_limit:
+            return None, None
+        return addr, rest
 
     def _create_session(self) -> Session:
         return _QuietSession(self.loop)

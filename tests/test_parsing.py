@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_tempinbox import _decode, _extract, parsing
+from pytest_tempinbox import _decode, _extract, _html, parsing
+from pytest_tempinbox._simple import SIMPLE_LIMIT, SimpleMessage, simple_message
 from pytest_tempinbox.errors import AttachmentNotFound
 from pytest_tempinbox.models import Address, Attachment
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
@@ -983,7 +984,7 @@ def test_links_and_codes_cut_by_the_clock_are_said_to_be_incomplete(
     [
         (_extract.text_links, " ".join(f"https://x.test/{index}" for index in range(1000))),
         (
-            _extract.html_links,
+            _html.html_links,
             "".join(f'<a href="https://x.test/{index}">' for index in range(1000)),
         ),
         (_extract.find_codes, " ".join(f"{index:06d}" for index in range(1000))),
@@ -1181,7 +1182,8 @@ def test_other_email_package_defects_are_told_in_words(monkeypatch: pytest.Monke
         return root
 
     monkeypatch.setattr(BytesFeedParser, "close", close_with_defect)
-    assert parse(lines("Subject: s", "", "x")).defects == ("non printable",)
+    # A folded header: a message the email package parses (see test_simple_*).
+    assert parse(lines("Subject: s", " t", "", "x")).defects == ("non printable",)
 
 
 def test_defects_are_unique() -> None:
@@ -1204,3 +1206,59 @@ def test_cutting_the_input_short_is_not_blamed_on_the_sender() -> None:
     defects = parse_message(many_parts(2000), budget=1e-6).defects
     assert len(defects) == 1
     assert "closing boundary" not in defects[0]
+
+
+# --- the shortcut for the usual message ------------------------------------------
+# That it parses as the full parser does is a property test (tests/test_properties.py).
+
+
+def test_an_application_s_plain_text_mail_takes_the_shortcut() -> None:
+    message = text_message("Your code is 123456.\n", Date="Mon, 23 Nov 2026 10:00:00 +0000")
+    message["Message-ID"] = "<abc@example.test>"
+    simple = simple_message(message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
+    assert simple is not None
+    assert simple.charset == "utf-8"
+    assert simple.body == b"Your code is 123456.\r\n"
+    assert ("Subject", "Hello") in simple.headers
+
+
+def test_a_bare_smtplib_message_takes_the_shortcut() -> None:
+    simple = simple_message(lines("From: a@example.test", "To: b@example.test", "", "Hi.", ""))
+    assert simple == SimpleMessage(
+        [("From", "a@example.test"), ("To", "b@example.test")], b"Hi.\r\n", None
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        lines("Subject: folded", " here", "", "x"),
+        lines("Subject: =?utf-8?q?caf=C3=A9?=", "", "x"),
+        lines("Subject: caf\xe9", "", "x"),
+        lines("Content-Type: text/html", "", "<p>x</p>"),
+        lines("Content-Type: text/plain; format=flowed", "", "x"),
+        lines("Content-Type: multipart/mixed; boundary=b", "", "--b", "", "x", "--b--"),
+        lines("Content-Transfer-Encoding: base64", "", "eA=="),
+        lines("Content-Disposition: inline", "", "x"),
+        lines("Content-Type: text/plain", "Content-Type: text/plain; charset=koi8-r", "", "x"),
+        lines("From a@example.test Mon Nov 23 10:00:00 2026", "Subject: s", "", "x"),
+        lines("Subject: no body"),
+        lines("Subject: big", "", "x" * SIMPLE_LIMIT),
+    ],
+    ids=[
+        "folded header",
+        "encoded word",
+        "8-bit header",
+        "html",
+        "format=flowed",
+        "multipart",
+        "base64",
+        "disposition",
+        "two content types",
+        "unix from line",
+        "no empty line",
+        "over the limit",
+    ],
+)
+def test_other_messages_take_the_full_path(raw: bytes) -> None:
+    assert simple_message(raw) is None

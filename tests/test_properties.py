@@ -7,6 +7,7 @@ store exactly the bytes RFC 5321 says the client sent.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import dataclasses
@@ -14,9 +15,11 @@ import json
 import re
 import smtplib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from email.utils import getaddresses
+from typing import Any
+from unittest import mock
 from urllib.parse import quote
 
 import pytest
@@ -24,7 +27,9 @@ import requests
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pytest_tempinbox import parsing
 from pytest_tempinbox._headers import SIMPLE_ADDRESS
+from pytest_tempinbox._simple import simple_message
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
 from pytest_tempinbox.server import InboxServer
 
@@ -324,6 +329,152 @@ def _header_block_strategy(eol: bytes) -> st.SearchStrategy[bytes]:
     return TOP_HEADERS.map(lambda headers: _header_block(headers, eol))
 
 
+# --- the shortcut for the usual message ----------------------------------------
+
+_PRINTABLE = "".join(chr(code) for code in range(0x20, 0x7F)) + "\t"
+SIMPLE_CONTENT_TYPES = [
+    b"text/plain",
+    b"TEXT/Plain",
+    b'text/plain; charset="utf-8"',
+    b"text/plain; charset=us-ascii",
+    b"text/plain;charset=ISO-8859-1",
+    b"text/plain; Charset=koi8-r",
+    b"text/plain; charset=x-unknown",
+    b"text/plain; charset=utf-7",
+    b"text/plain; charset=utf-16",
+    b"text/plain; charset=name",
+    # Not taken by the shortcut:
+    b'text/plain; charset="koi8-r',
+    b"text/plain ",
+    b"text/plain; format=flowed",
+    b"text/plain; charset=utf-8; format=flowed",
+    b"text/plain; name=a.txt",
+    b"text/html",
+    b"multipart/mixed; boundary=x",
+    b"",
+]
+SIMPLE_ENCODINGS = [b"7bit", b"8BIT", b"binary", b"quoted-printable", b"base64", b"7bit ", b"x-any"]
+_PLAIN_VALUES = st.text(_PRINTABLE, max_size=30).map(str.encode)
+SIMPLE_VALUES = {
+    b"From": st.one_of(
+        st.sampled_from(
+            [
+                b"a@example.test",
+                b"App <app@example.test>",
+                b'"Doe, Jane" <jane@example.test>, bob@example.test',
+                b"undisclosed-recipients:;",
+                b"x@y (comment)",
+            ]
+        ),
+        _PLAIN_VALUES,
+    ),
+    b"Content-Type": st.sampled_from(SIMPLE_CONTENT_TYPES),
+    b"Content-Transfer-Encoding": st.sampled_from(SIMPLE_ENCODINGS),
+    b"Date": st.sampled_from([b"Mon, 23 Nov 2026 10:00:00 +0000", b"23 Nov 2026", b"never"]),
+    b"Subject": st.one_of(_PLAIN_VALUES, encoded_words().map(str.encode)),
+    b"Content-Disposition": st.sampled_from(
+        [b"inline", b"attachment", b'attachment; filename="a.txt"', b"inline; filename=b.txt"]
+    ),
+}
+# Bodies that read differently when decoded as quoted-printable or base64.
+_ENCODED_LOOKING = st.lists(
+    st.sampled_from([b"=3D", b"=E9", b"soft=\r\nbreak", b"SGVsbG8=", b"\r\n", b"Hello "]),
+    max_size=6,
+).map(b"".join)
+SIMPLE_NAMES = [
+    b"From",
+    b"To",
+    b"Cc",
+    b"Reply-To",
+    b"Subject",
+    b"Subject",
+    b"Date",
+    b"Message-ID",
+    b"MIME-Version",
+    b"X-Mailer",
+]
+
+
+_RARELY = st.sampled_from([False] * 19 + [True])  # integers() would favour its bounds
+
+
+def _rarely(draw: st.DrawFn) -> bool:
+    return draw(_RARELY)
+
+
+def _usual_headers(draw: st.DrawFn) -> list[tuple[bytes, bytes]]:
+    headers = []
+    for _ in range(draw(st.integers(0, 5))):
+        name = draw(st.sampled_from(SIMPLE_NAMES))
+        key = b"From" if name in (b"To", b"Cc", b"Reply-To") else name
+        headers.append((name, draw(SIMPLE_VALUES.get(key, _PLAIN_VALUES))))
+    mime = []
+    if draw(st.booleans()):
+        name = draw(st.sampled_from([b"Content-Type", b"content-type", b"CONTENT-TYPE"]))
+        mime.append((name, draw(SIMPLE_VALUES[b"Content-Type"])))
+    if draw(st.booleans()):
+        encoding = draw(SIMPLE_VALUES[b"Content-Transfer-Encoding"])
+        mime.append((b"Content-Transfer-Encoding", encoding))
+    if _rarely(draw):
+        mime.append((b"Content-Disposition", draw(SIMPLE_VALUES[b"Content-Disposition"])))
+    if draw(st.booleans()):
+        mime.append((b"Content-ID", b"<part@example.test>"))
+    if mime and draw(st.sampled_from([False, False, True])):  # a second one, maybe different
+        name = draw(st.sampled_from([name for name, _ in mime]))
+        mime.append((name, draw(SIMPLE_VALUES.get(name.title(), _PLAIN_VALUES))))
+    return list(draw(st.permutations(headers + mime)))
+
+
+@st.composite
+def usual_messages(draw: st.DrawFn) -> bytes:
+    """Messages like an application's notification, and ones a byte or a header away."""
+    lines = []
+    for name, value in _usual_headers(draw):
+        if _rarely(draw):
+            name = draw(st.binary(min_size=1, max_size=6))  # "From x", 8-bit, no name
+        if _rarely(draw):
+            value = draw(HEADER_TEXT)  # encoded words, 8-bit bytes, stray CR or LF
+        blanks = draw(st.sampled_from([b" ", b" ", b"", b"\t", b"  "]))
+        eol = draw(st.sampled_from([b"\r\n", b"\r\n", b"\n"]))
+        if _rarely(draw):
+            value += eol + b" folded"
+        lines.append(name + b":" + blanks + value + eol)
+    separator = b"\r\n" if not _rarely(draw) else draw(st.sampled_from([b"\n", b""]))
+    charset = draw(st.sampled_from(ENCODABLE))
+    body = draw(
+        st.one_of(
+            TEXT.map(lambda text: _encode_text(text.replace("\n", "\r\n"), charset)),
+            st.binary(max_size=60),
+            _ENCODED_LOOKING,
+        )
+    )
+    return b"".join(lines) + separator + body
+
+
+def _full_parse(raw: bytes) -> ParsedMessage:
+    with mock.patch.object(parsing, "simple_message", return_value=None):
+        return parse_message(raw, budget=PARSE_BUDGET)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(usual_messages())
+@example(b"From: a@example.test\r\nTo: b@example.test\r\nSubject: hi\r\n\r\nHello.\r\n")
+@example(b"Subject: 8-bit body\n\nd\xe9j\xe0 vu\x00\r")
+@example(b"Subject: tab\t \r\nContent-Type: text/plain; charset=utf-16\r\n\r\n\xff")
+@example(b"Content-Type: text/plain; charset=koi8-r\nContent-Type: text/plain\n\n\xd0\xb9")
+def test_the_simple_message_shortcut_parses_as_the_full_parser_does(raw: bytes) -> None:
+    """Every message the shortcut takes gives exactly the full parser's result."""
+    if simple_message(raw) is not None:
+        assert parse_message(raw, budget=PARSE_BUDGET) == _full_parse(raw)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mime_messages())
+def test_the_shortcut_agrees_on_plausible_mime_too(raw: bytes) -> None:
+    if simple_message(raw) is not None:
+        assert parse_message(raw, budget=PARSE_BUDGET) == _full_parse(raw)
+
+
 _ADDRESS_ALPHABET = st.sampled_from("aZ09.!#$%&'*+/=?^_`{|}~- <>@\"(),:;[]\\")
 
 
@@ -508,3 +659,46 @@ def test_data_sent_by_smtplib_is_stored_as_smtplib_sent_it(
         refused = client.sendmail("sender@example.test", [email], body)
     assert refused == {}
     _assert_stored(data_server, http, email, _stored(_smtplib_wire(body)))
+
+
+# --- the SMTP side ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smtp_protocol() -> Iterator[Any]:
+    from pytest_tempinbox.smtp import InboxHandler, _TrackedSMTP
+    from pytest_tempinbox.store import Store
+
+    loop = asyncio.new_event_loop()
+    handler = InboxHandler(Store())
+    yield _TrackedSMTP(
+        handler, set(), max_connections=1, data_line_limit=1000, hostname="x.test", loop=loop
+    )
+    loop.close()
+
+
+_PATH_PIECES = st.sampled_from(
+    ["<", ">", "@", "a", "b.c", '"q s"', "\\", " ", "SIZE=10", ":", ",", "@x,@y:", "(c)", "é", ""]
+)
+
+
+@settings(
+    max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.one_of(st.lists(_PATH_PIECES, max_size=8).map("".join), st.text(max_size=20)))
+@example("<a@b.test> SIZE=100")
+@example("<>")
+def test_the_address_reader_of_mail_and_rcpt_is_aiosmtpd_s(smtp_protocol: Any, arg: str) -> None:
+    """Our copy of aiosmtpd's _getaddr (without its per-call class) reads as the original."""
+    from aiosmtpd.smtp import SMTP
+
+    def outcome(read: Callable[[str], object]) -> object:
+        try:
+            return read(arg)
+        except Exception as exc:  # the email package raises IndexError on some
+            return type(exc)
+
+    for limit in (0, 3):
+        smtp_protocol.local_part_limit = limit
+        ours = outcome(smtp_protocol._getaddr)
+        assert ours == outcome(lambda text: SMTP._getaddr(smtp_protocol, text))

@@ -458,3 +458,26 @@ def test_concurrent_sessions_store_every_message(
     for address in addresses:
         subjects = [found["subject"] for found in messages(http, server, address)]
         assert sorted(subjects) == sorted(f"n{number}" for number in range(per_session))
+
+
+def test_the_short_dir_leaves_aiosmtpd_every_command_mechanism_and_hook() -> None:
+    """Each connection's tables, built from a dir() listing only their names, are whole."""
+    from pytest_tempinbox.smtp import InboxHandler, _TrackedSMTP
+    from pytest_tempinbox.store import Store
+
+    def named(obj: object, prefix: str) -> set[str]:
+        names = object.__dir__(obj)
+        return {name.removeprefix(prefix) for name in names if name.startswith(prefix)}
+
+    loop = asyncio.new_event_loop()
+    try:
+        handler = InboxHandler(Store())
+        protocol = _TrackedSMTP(
+            handler, set(), max_connections=1, data_line_limit=1000, hostname="x.test", loop=loop
+        )
+    finally:
+        loop.close()
+    assert set(protocol._smtp_methods) == named(protocol, "smtp_")
+    assert set(protocol._handle_hooks) == named(handler, "handle_")
+    assert {"LOGIN", "PLAIN"} <= set(protocol._auth_methods)
+    assert len(protocol._auth_methods) == len(named(protocol, "auth_") | named(handler, "auth_"))
