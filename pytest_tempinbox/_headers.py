@@ -16,7 +16,7 @@ from typing import Any
 from ._decode import ParseRun, clean, header_text, unfold
 from .models import Address
 
-__all__ = ["SIMPLE_ADDRESS", "addresses", "header_map", "parse_date"]
+__all__ = ["DOT_ATOM", "SIMPLE_ADDRESS", "addresses", "header_map", "parse_date"]
 
 _ADDRESS_PIECE = 16 << 10  # longer address headers are read a piece at a time
 
@@ -38,8 +38,9 @@ _EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
 # The usual header, one address in plain ASCII atoms: "a.b@c.d" or "Name Here <a.b@c.d>".
 # getaddresses() reads these exactly as this does, only ten times slower.
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_DOT_ATOM = rf"{_ATOM}(?:\.{_ATOM})*"
-SIMPLE_ADDRESS = re.compile(rf"(?:({_ATOM}(?: {_ATOM})*) <)?({_DOT_ATOM}@{_DOT_ATOM})(?(1)>)")
+#: RFC 5322's dot-atom, ASCII only: a pattern's text.
+DOT_ATOM = rf"{_ATOM}(?:\.{_ATOM})*"
+SIMPLE_ADDRESS = re.compile(rf"(?:({_ATOM}(?: {_ATOM})*) <)?({DOT_ATOM}@{DOT_ATOM})(?(1)>)")
 
 
 def _address_pieces(text: str) -> list[str]:

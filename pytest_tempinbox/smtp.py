@@ -15,6 +15,7 @@ import collections
 import hmac
 import inspect
 import logging
+import re
 import socket
 import ssl
 from email._header_value_parser import get_addr_spec, get_angle_addr
@@ -31,6 +32,7 @@ from aiosmtpd.smtp import (
     syntax,
 )
 
+from ._headers import DOT_ATOM
 from .faults import data_answer, reply_line
 from .limits import (
     COMMAND_LINE_LIMIT,
@@ -288,6 +290,9 @@ class _QuietSession(Session):
     login_data: Any = None
 
 
+# "<local@domain>" in plain ASCII atoms: how nearly every client writes a path.
+_PLAIN_PATH = re.compile(rf"<({DOT_ATOM}@{DOT_ATOM})>")
+
 # aiosmtpd's replies that lack an enhanced status code (RFC 3463), with it.
 _ENHANCED_REPLIES = {
     "500 Command line too long": "500 5.5.2 Command line too long",
@@ -341,6 +346,14 @@ class _TrackedSMTP(SMTP):
         # call (for MAIL and RCPT alike): that costs more than parsing the address.
         if not arg:
             return "", ""
+        plain = _PLAIN_PATH.match(arg)
+        if plain is not None:
+            # What the email package makes of "<a.b@c.d>": the address as written,
+            # and the rest without the blanks that follow it (unless a comment does).
+            rest = arg[plain.end() :]
+            rest = rest.lstrip() if rest[:1] in (" ", "\t") else rest
+            if not rest.startswith("("):
+                return self._within_limit(plain[1], rest)
         try:
             if arg.lstrip().startswith("<"):
                 angle, rest = get_angle_addr(arg)
@@ -350,6 +363,9 @@ class _TrackedSMTP(SMTP):
                 addr = spec.addr_spec
         except HeaderParseError:
             return None, None
+        return self._within_limit(addr, rest)
+
+    def _within_limit(self, addr: str, rest: str) -> tuple[str | None, str | None]:
         localpart = addr.rpartition("@")[0]
         if self.local_part_limit and len(localpart) > self.local_part_limit:
             return None, None

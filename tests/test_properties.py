@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_tempinbox import parsing
-from pytest_tempinbox._headers import SIMPLE_ADDRESS
+from pytest_tempinbox._headers import DOT_ATOM, SIMPLE_ADDRESS
 from pytest_tempinbox._simple import simple_message
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
 from pytest_tempinbox.server import InboxServer
@@ -683,9 +683,18 @@ _PATH_PIECES = st.sampled_from(
 
 
 @settings(
-    max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.one_of(st.lists(_PATH_PIECES, max_size=8).map("".join), st.text(max_size=20)))
+@given(
+    st.one_of(
+        st.lists(_PATH_PIECES, max_size=8).map("".join),
+        st.text(max_size=20),
+        st.tuples(
+            st.from_regex(rf"{DOT_ATOM}@{DOT_ATOM}", fullmatch=True),
+            st.sampled_from(["", " ", "\t ", " (c)", "(c)", " SIZE=9", " \r\nx", "\r\nx", ">"]),
+        ).map(lambda pair: f"<{pair[0]}>{pair[1]}"),
+    )
+)
 @example("<a@b.test> SIZE=100")
 @example("<>")
 def test_the_address_reader_of_mail_and_rcpt_is_aiosmtpd_s(smtp_protocol: Any, arg: str) -> None:
