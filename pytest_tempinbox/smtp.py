@@ -73,7 +73,8 @@ def _dispatch_names(cls: type) -> list[str]:
 class InboxHandler:
     """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store.
 
-    Without ``advertise_auth``, EHLO's answer leaves AUTH out.
+    Without ``advertise_auth``, EHLO's answer leaves AUTH out. ``dir()`` of a
+    handler lists only its hooks: aiosmtpd reads it on every connection.
     """
 
     def __dir__(self) -> list[str]:
