@@ -344,7 +344,9 @@ class _TrackedSMTP(SMTP):
 
     def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
         # aiosmtpd's own, but for the typing.Protocol class it defines on every
-        # call (for MAIL and RCPT alike): that costs more than parsing the address.
+        # call (for MAIL and RCPT alike), which costs more than parsing the
+        # address, and for a path cut short ("<", "<a@"): the email package raises
+        # IndexError there, which aiosmtpd answered "451 try again later".
         if not arg:
             return "", ""
         plain = _PLAIN_PATH.match(arg)
@@ -362,8 +364,8 @@ class _TrackedSMTP(SMTP):
             else:
                 spec, rest = get_addr_spec(arg)
                 addr = spec.addr_spec
-        except HeaderParseError:
-            return None, None
+        except (HeaderParseError, IndexError):
+            return None, None  # "553 5.1.3 Error: malformed address"
         return self._within_limit(addr, rest)
 
     def _within_limit(self, addr: str, rest: str) -> tuple[str | None, str | None]:

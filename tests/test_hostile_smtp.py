@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import socket
 import struct
 import time
@@ -337,6 +338,18 @@ def test_a_malformed_sender_is_refused(server: InboxServer, path: str) -> None:
     with session(server) as client:
         code, text = client.command(f"MAIL FROM:{path}")
         assert code in (501, 553), (code, text)
+
+
+@pytest.mark.parametrize("command", ["MAIL FROM:<", "MAIL FROM:<a@", "RCPT TO:<@"])
+def test_a_path_cut_short_is_refused_as_malformed_without_an_error(
+    server: InboxServer, command: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with session(server) as client:
+        if command.startswith("RCPT"):
+            assert client.command("MAIL FROM:<a@example.com>")[0] == 250
+        assert enhanced(client.command(command)) == (553, "5.1.3")
+        assert_session_usable(client)
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 @pytest.mark.parametrize("path", ["<@example.com>", "<user@>", "<@tempinbox.test>", "<>"])

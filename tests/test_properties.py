@@ -698,7 +698,10 @@ _PATH_PIECES = st.sampled_from(
 @example("<a@b.test> SIZE=100")
 @example("<>")
 def test_the_address_reader_of_mail_and_rcpt_is_aiosmtpd_s(smtp_protocol: Any, arg: str) -> None:
-    """Our copy of aiosmtpd's _getaddr (without its per-call class) reads as the original."""
+    """Our copy of aiosmtpd's _getaddr (without its per-call class) reads as the original.
+
+    Where the original fails with IndexError (a path cut short), ours reads no address.
+    """
     from aiosmtpd.smtp import SMTP
 
     def outcome(read: Callable[[str], object]) -> object:
@@ -709,5 +712,5 @@ def test_the_address_reader_of_mail_and_rcpt_is_aiosmtpd_s(smtp_protocol: Any, a
 
     for limit in (0, 3):
         smtp_protocol.local_part_limit = limit
-        ours = outcome(smtp_protocol._getaddr)
-        assert ours == outcome(lambda text: SMTP._getaddr(smtp_protocol, text))
+        theirs = outcome(lambda text: SMTP._getaddr(smtp_protocol, text))
+        assert outcome(smtp_protocol._getaddr) == ((None, None) if theirs is IndexError else theirs)
