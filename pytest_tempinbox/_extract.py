@@ -2,8 +2,9 @@
 
 Heuristics only, standard library only, no I/O. HTML bodies have their own
 module, :mod:`pytest_tempinbox._html`, imported only for messages that have
-one (html.parser and its patterns take milliseconds to import). Every function here takes text
-that :mod:`pytest_tempinbox.parsing` already decoded and never raises on it.
+one (html.parser and its patterns take milliseconds to import). Every
+function here takes text that :mod:`pytest_tempinbox.parsing` already decoded
+and never raises on it.
 
 Each takes linear time. Those with a per-match loop in Python also take an
 optional ``deadline``, a :func:`time.monotonic` value: once it has passed, they
