@@ -61,6 +61,8 @@ def _address_pieces(text: str) -> list[str]:
 
 
 def addresses(name: str, values: list[str], run: ParseRun) -> tuple[Address, ...]:
+    if not values:
+        return ()
     found: list[Address] = []
     where = _header_name(name)
     pieces = 0

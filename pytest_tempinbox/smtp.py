@@ -100,11 +100,15 @@ class InboxHandler:
         hostname: str,
         responses: list[str],
     ) -> list[str]:
-        """Answer EHLO with aiosmtpd's extensions, AUTH left out when it is not offered."""
+        """Answer EHLO with aiosmtpd's extensions, AUTH left out when it is not offered.
+
+        The lines go out in one write: aiosmtpd writes each line it is given on
+        its own, and a client reading them wakes up for each.
+        """
         session.host_name = hostname  # aiosmtpd leaves this to a handler with this hook
-        if self.advertise_auth:
-            return responses
-        return [line for line in responses if not line.startswith("250-AUTH")]
+        if not self.advertise_auth:
+            responses = [line for line in responses if not line.startswith("250-AUTH")]
+        return ["\r\n".join(responses)]
 
     async def handle_MAIL(
         self,

@@ -481,3 +481,22 @@ def test_the_short_dir_leaves_aiosmtpd_every_command_mechanism_and_hook() -> Non
     assert set(protocol._handle_hooks) == named(handler, "handle_")
     assert {"LOGIN", "PLAIN"} <= set(protocol._auth_methods)
     assert len(protocol._auth_methods) == len(named(protocol, "auth_") | named(handler, "auth_"))
+
+
+@pytest.mark.parametrize("advertise_auth", [True, False])
+def test_the_ehlo_reply_is_handed_to_aiosmtpd_as_one_write(advertise_auth: bool) -> None:
+    """aiosmtpd writes each reply line it is given on its own: the lines come joined."""
+    from aiosmtpd.smtp import Envelope, Session
+
+    from pytest_tempinbox.smtp import InboxHandler
+    from pytest_tempinbox.store import Store
+
+    handler = InboxHandler(Store(), advertise_auth=advertise_auth)
+    lines = ["250-x.test", "250-SIZE 10", "250-AUTH LOGIN PLAIN", "250 HELP"]
+
+    async def ehlo() -> list[str]:
+        session = Session(asyncio.get_running_loop())
+        return await handler.handle_EHLO(None, session, Envelope(), "client.test", lines)  # type: ignore[arg-type]
+
+    expected = lines if advertise_auth else [line for line in lines if "AUTH" not in line]
+    assert asyncio.run(ehlo()) == ["\r\n".join(expected)]
