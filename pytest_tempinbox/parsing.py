@@ -470,7 +470,11 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
 
 @dataclass(slots=True)
 class _Structure:
-    """The headers, the bodies' sources and the attachments' parts, before they are read."""
+    """The headers, the bodies' sources and the attachments' parts, before they are read.
+
+    The bodies are read later, after the addresses, so that both paths note
+    defects in the same order.
+    """
 
     headers: dict[str, tuple[str, ...]]
     raw_headers: dict[str, list[str]]  # by lowercase name, still folded
@@ -495,7 +499,7 @@ def _structure(raw: bytes, run: ParseRun) -> _Structure:
 
 
 def _simple_structure(simple: SimpleMessage, run: ParseRun) -> _Structure:
-    if b"\x00" in simple.body:
+    if b"\x00" in simple.body:  # the shortcut takes no NUL in headers
         run.note("NUL bytes in the message")
     raw_headers: dict[str, list[str]] = {}
     headers: dict[str, list[str]] = {}

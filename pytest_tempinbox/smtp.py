@@ -57,8 +57,6 @@ _DROP_GRACE = 5.0
 
 # aiosmtpd finds its commands, AUTH mechanisms and handler hooks by these prefixes.
 _DISPATCH_PREFIXES = ("smtp_", "auth_", "handle_")
-
-
 _dispatch_names_of: dict[type, list[str]] = {}
 
 
