@@ -27,7 +27,7 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from email.errors import InvalidBase64LengthDefect
 from email.message import Message
@@ -260,17 +260,20 @@ def _is_attachment(part: Message) -> bool:
     return _disposition(part) == "attachment" or _filename(part) is not None
 
 
-@dataclass(slots=True)
 class _Layout:
     """The text body, the HTML body and the attachments, in document order, with their paths."""
 
-    text: tuple[str, Message] | None = None
-    html: tuple[str, Message] | None = None
-    html_first: bool = False
-    attachments: list[tuple[str, Message]] = field(default_factory=list)
-    parts: list[tuple[str, Message]] = field(default_factory=list)  # every part looked at
-    stopped: bool = False  # by the clock, with parts left to look at
-    capped: bool = False  # more than MAX_ATTACHMENTS attachments
+    # Plain classes, not dataclasses: creating a dataclass costs about 1 ms of import.
+    __slots__ = ("attachments", "capped", "html", "html_first", "parts", "stopped", "text")
+
+    def __init__(self) -> None:
+        self.text: tuple[str, Message] | None = None
+        self.html: tuple[str, Message] | None = None
+        self.html_first = False
+        self.attachments: list[tuple[str, Message]] = []
+        self.parts: list[tuple[str, Message]] = []  # every part looked at
+        self.stopped = False  # by the clock, with parts left to look at
+        self.capped = False  # more than MAX_ATTACHMENTS attachments
 
 
 def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layout:
@@ -468,7 +471,6 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
     return _parsed(raw, run, _structure(raw, run))
 
 
-@dataclass(slots=True)
 class _Structure:
     """The headers, the bodies' sources and the attachments' parts, before they are read.
 
@@ -476,12 +478,24 @@ class _Structure:
     defects in the same order.
     """
 
-    headers: dict[str, tuple[str, ...]]
-    raw_headers: dict[str, list[str]]  # by lowercase name, still folded
-    text: Callable[[], str] | None = None
-    html: Callable[[], str] | None = None
-    html_first: bool = False
-    layout: _Layout | None = None
+    __slots__ = ("headers", "html", "html_first", "layout", "raw_headers", "text")
+
+    def __init__(
+        self,
+        headers: dict[str, tuple[str, ...]],
+        raw_headers: dict[str, list[str]],  # by lowercase name, still folded
+        *,
+        text: Callable[[], str] | None = None,
+        html: Callable[[], str] | None = None,
+        html_first: bool = False,
+        layout: _Layout | None = None,
+    ) -> None:
+        self.headers = headers
+        self.raw_headers = raw_headers
+        self.text = text
+        self.html = html
+        self.html_first = html_first
+        self.layout = layout
 
 
 def _structure(raw: bytes, run: ParseRun) -> _Structure:

@@ -19,7 +19,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from .errors import InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
@@ -145,18 +144,33 @@ class StoredMessage:
         return self._json
 
 
-@dataclass(eq=False)
 class Inbox:
     """A generated address (a routing session): its messages, oldest first, and pending faults."""
 
-    address: str
-    created_at: datetime
-    expires_at: datetime | None = None
-    deadline: float | None = None  # time.monotonic() of expires_at
-    messages: list[StoredMessage] = field(default_factory=list)
-    by_id: dict[str, StoredMessage] = field(default_factory=dict)
-    waiters: set[asyncio.Future[None]] = field(default_factory=set)
-    faults: FaultQueue = field(default_factory=FaultQueue)
+    # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
+    __slots__ = (
+        "address",
+        "by_id",
+        "created_at",
+        "deadline",
+        "expires_at",
+        "faults",
+        "messages",
+        "waiters",
+    )
+
+    def __init__(self, address: str, created_at: datetime) -> None:
+        self.address = address
+        self.created_at = created_at
+        self.expires_at: datetime | None = None
+        self.deadline: float | None = None  # time.monotonic() of expires_at
+        self.messages: list[StoredMessage] = []
+        self.by_id: dict[str, StoredMessage] = {}
+        self.waiters: set[asyncio.Future[None]] = set()
+        self.faults = FaultQueue()
+
+    def __repr__(self) -> str:
+        return f"Inbox(address={self.address!r}, messages={len(self.messages)})"
 
     def messages_after(self, after: str | None) -> list[StoredMessage]:
         """Return the messages received after the message ``after`` (all of them for None).

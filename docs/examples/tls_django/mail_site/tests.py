@@ -5,7 +5,7 @@ from __future__ import annotations
 import smtplib
 
 import pytest
-from django.core.mail import send_mail
+from django.core.mail import get_connection, send_mail
 from pytest_django import Settings
 
 from pytest_tempinbox import Inbox
@@ -49,8 +49,17 @@ def test_a_wrong_password_fails_loudly(settings: Settings, tempinbox: Inbox) -> 
     """The server refuses any other credentials with 535, as a real relay would."""
     settings.EMAIL_HOST_PASSWORD = "expired-password"
 
+    # Django leaves the connection open when the login fails: close it.
+    connection = get_connection()
     with pytest.raises(smtplib.SMTPAuthenticationError) as refused:
-        send_mail("Your order", "Order 1043 is confirmed.", None, [tempinbox.address])
+        send_mail(
+            "Your order",
+            "Order 1043 is confirmed.",
+            None,
+            [tempinbox.address],
+            connection=connection,
+        )
+    connection.close()
 
     assert refused.value.smtp_code == 535
     assert tempinbox.messages() == []
