@@ -14,7 +14,6 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
@@ -142,19 +141,36 @@ class _DownloadedCA:
             self._path = self._cleanup = None
 
 
-@dataclass(frozen=True)
 class RemoteServer:
     """A server that was already running, found through its API URL.
 
     ``tls`` and ``smtp_auth`` are its modes, as its ``/api/info`` reports them.
     """
 
-    api_url: str
-    smtp_host: str
-    smtp_port: int
-    tls: str = DEFAULT_TLS
-    smtp_auth: str = DEFAULT_SMTP_AUTH
-    _ca: _DownloadedCA = field(default_factory=_DownloadedCA, repr=False, compare=False)
+    # Plain classes here, not dataclasses: creating a dataclass costs about 1 ms of
+    # import, and the plugin is imported by every pytest run.
+    __slots__ = ("_ca", "api_url", "smtp_auth", "smtp_host", "smtp_port", "tls")
+
+    def __init__(
+        self,
+        api_url: str,
+        smtp_host: str,
+        smtp_port: int,
+        tls: str = DEFAULT_TLS,
+        smtp_auth: str = DEFAULT_SMTP_AUTH,
+    ) -> None:
+        self.api_url = api_url
+        self.smtp_host = smtp_host
+        self.smtp_port = smtp_port
+        self.tls = tls
+        self.smtp_auth = smtp_auth
+        self._ca = _DownloadedCA()
+
+    def __repr__(self) -> str:
+        return (
+            f"RemoteServer(api_url={self.api_url!r}, smtp_host={self.smtp_host!r},"
+            f" smtp_port={self.smtp_port!r}, tls={self.tls!r}, smtp_auth={self.smtp_auth!r})"
+        )
 
     @property
     def ca_path(self) -> str | None:
@@ -182,19 +198,33 @@ class RemoteServer:
         self._ca.remove()
 
 
-@dataclass(frozen=True)
 class Settings:
     """The plugin's configuration, resolved: command line, then environment, then ini."""
 
-    port: int
-    smtp_port: int
-    host: str
-    domain: str
-    url: str | None
-    limits: dict[str, float | None] = field(default_factory=dict)
-    tls: str = DEFAULT_TLS
-    smtp_auth: SMTPAuth = field(default_factory=SMTPAuth)
-    ui: bool = False
+    __slots__ = ("domain", "host", "limits", "port", "smtp_auth", "smtp_port", "tls", "ui", "url")
+
+    def __init__(
+        self,
+        *,
+        port: int,
+        smtp_port: int,
+        host: str,
+        domain: str,
+        url: str | None,
+        limits: dict[str, float | None] | None = None,
+        tls: str = DEFAULT_TLS,
+        smtp_auth: SMTPAuth | None = None,
+        ui: bool = False,
+    ) -> None:
+        self.port = port
+        self.smtp_port = smtp_port
+        self.host = host
+        self.domain = domain
+        self.url = url
+        self.limits = {} if limits is None else limits
+        self.tls = tls
+        self.smtp_auth = SMTPAuth() if smtp_auth is None else smtp_auth
+        self.ui = ui
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -319,6 +349,7 @@ class _Servers:
         self.settings = settings
         self.remote: RemoteServer | None = None
         self.local: InboxServer | None = None
+        self._client: TempInboxClient | None = None
 
     def get(self) -> TempInboxServer:
         if self.settings.url:
@@ -345,7 +376,21 @@ class _Servers:
             self.local = server
         return self.local
 
+    def client(self) -> TempInboxClient:
+        """The session's client of the server: in the same process, one that skips HTTP."""
+        if self._client is None:
+            from .client import TempInboxClient
+
+            server = self.get()
+            # In the same process: the same API app, called on the server's loop, no HTTP.
+            transport = self.local.local_transport() if self.local is server else None
+            self._client = TempInboxClient(server.api_url, transport=transport)
+        return self._client
+
     def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
         if self.local is not None:
             self.local.stop()
             self.local = None
@@ -501,33 +546,31 @@ def tempinbox_server(request: pytest.FixtureRequest) -> Iterator[TempInboxServer
         servers.stop()
 
 
+# The fixtures that tests request take the server and the client from the
+# session's _Servers, not from the fixtures below: every fixture a fixture depends
+# on costs pytest some work in each test, even when its value is cached.
 @pytest.fixture(scope="session")
-def tempinbox_client(
-    request: pytest.FixtureRequest, tempinbox_server: TempInboxServer
-) -> Iterator[TempInboxClient]:
-    """A client of the session's server: ``generate``, ``messages``, ``message``, ``delete``."""
-    from .client import TempInboxClient
+def tempinbox_client(request: pytest.FixtureRequest) -> TempInboxClient:
+    """A client of the session's server: ``generate``, ``messages``, ``message``, ``delete``.
 
-    local = request.config.stash[_SERVERS].local
-    # In the same process: the same API app, called on the server's loop, no HTTP.
-    transport = local.local_transport() if local is tempinbox_server else None
-    with TempInboxClient(tempinbox_server.api_url, transport=transport) as client:
-        yield client
+    In the same process as the server, it answers without HTTP, exactly as HTTP
+    would. It is closed when the server stops.
+    """
+    return request.config.stash[_SERVERS].client()
 
 
 @pytest.fixture
-def tempinbox_factory(
-    request: pytest.FixtureRequest, tempinbox_client: TempInboxClient
-) -> Iterator[Callable[..., Inbox]]:
+def tempinbox_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., Inbox]]:
     """Make new inboxes: ``tempinbox_factory(prefix=None, domain=None) -> Inbox``.
 
     For tests that need several addresses; every inbox it made is deleted at
     teardown, and listed in the report of a failing test.
     """
+    client = request.config.stash[_SERVERS].client()
     made = _inboxes_of(request)
 
     def factory(prefix: str | None = None, domain: str | None = None) -> Inbox:
-        inbox = tempinbox_client.generate(prefix=prefix, domain=domain)
+        inbox = client.generate(prefix=prefix, domain=domain)
         made.append(inbox)
         return inbox
 
@@ -536,13 +579,13 @@ def tempinbox_factory(
 
 
 @pytest.fixture
-def tempinbox(request: pytest.FixtureRequest, tempinbox_client: TempInboxClient) -> Iterator[Inbox]:
+def tempinbox(request: pytest.FixtureRequest) -> Iterator[Inbox]:
     """A brand new disposable inbox for this test, deleted at teardown.
 
     Give ``tempinbox.address`` to the application under test, then read what it
     sent with ``tempinbox.wait_for_message(subject=...)`` or ``messages()``.
     """
-    inbox = tempinbox_client.generate()
+    inbox = request.config.stash[_SERVERS].client().generate()
     _inboxes_of(request).append(inbox)
     yield inbox
     _delete_all([inbox])
