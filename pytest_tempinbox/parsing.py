@@ -467,7 +467,7 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
     run = ParseRun(budget)
     simple = simple_message(raw)
     if simple is not None:
-        return _parsed(raw, run, _simple_structure(simple, run))
+        return _parsed(raw, run, _simple_structure(raw, simple, run))
     return _parsed(raw, run, _structure(raw, run))
 
 
@@ -512,19 +512,23 @@ def _structure(raw: bytes, run: ParseRun) -> _Structure:
     return structure
 
 
-def _simple_structure(simple: SimpleMessage, run: ParseRun) -> _Structure:
-    if b"\x00" in simple.body:  # the shortcut takes no NUL in headers
+def _simple_structure(raw: bytes, simple: SimpleMessage, run: ParseRun) -> _Structure:
+    if b"\x00" in raw:
         run.note("NUL bytes in the message")
     raw_headers: dict[str, list[str]] = {}
     headers: dict[str, list[str]] = {}
     for name, value in simple.headers:
         key = name.lower()
         raw_headers.setdefault(key, []).append(value)
-        # What header_text() makes of unfolded ASCII without encoded words.
-        headers.setdefault(key, []).append(value.strip())
-    text = functools.partial(_text, simple.body, simple.charset, "", run)
+        # What header_text() makes of ASCII without encoded words.
+        headers.setdefault(key, []).append(unfold(value))
     decoded = {key: tuple(values) for key, values in headers.items()}
-    return _Structure(decoded, raw_headers, text=text)
+    structure = _Structure(decoded, raw_headers, html_first=simple.html_first)
+    if (text := simple.text) is not None:
+        structure.text = functools.partial(_text, text.data, text.charset, text.path, run)
+    if (html := simple.html) is not None:
+        structure.html = functools.partial(_text, html.data, html.charset, html.path, run)
+    return structure
 
 
 def _parsed(raw: bytes, run: ParseRun, structure: _Structure) -> ParsedMessage:

@@ -462,8 +462,146 @@ def _full_parse(raw: bytes) -> ParsedMessage:
 @example(b"Subject: 8-bit body\n\nd\xe9j\xe0 vu\x00\r")
 @example(b"Subject: tab\t \r\nContent-Type: text/plain; charset=utf-16\r\n\r\n\xff")
 @example(b"Content-Type: text/plain; charset=koi8-r\nContent-Type: text/plain\n\n\xd0\xb9")
+@example(b"Content-Transfer-Encoding: quoted-printable\r\n\r\ncaf=C3=A9 a_b=\r\nc=3D=\r\n")
 def test_the_simple_message_shortcut_parses_as_the_full_parser_does(raw: bytes) -> None:
     """Every message the shortcut takes gives exactly the full parser's result."""
+    if simple_message(raw) is not None:
+        assert parse_message(raw, budget=PARSE_BUDGET) == _full_parse(raw)
+
+
+MULTIPART_CONTENT_TYPES = [
+    b'multipart/alternative; boundary="=_b"',
+    b"multipart/alternative; boundary==_b",
+    b'multipart/alternative;\r\n boundary="=_b"',
+    b'multipart/alternative;\n\tboundary="=_b"',
+    b"Multipart/Mixed; BOUNDARY==_b",
+    b'multipart/related; boundary="=_b"',
+    # Not taken by the shortcut:
+    b'multipart/alternative; boundary="=_b"; charset=utf-8',
+    b'multipart/alternative; boundary="=_b" ',
+    b'multipart/alternative; boundary="=_b',
+    b'multipart/alternative; boundary="=_b "',
+    b"multipart/digest; boundary==_b",
+    b"multipart/alternative",
+]
+# Lines of a multipart body: boundary lines and near misses among the text.
+_BOUNDARY_LINES = st.sampled_from(
+    [b"--=_b", b"--=_b--", b"--=_b \t", b"--=_b-- ", b"--=_bx", b"--=_b--x", b"--=_b-", b"--=_"]
+)
+_LINKS = st.sampled_from(
+    [b"https://example.test/a", b'<a href="https://example.test/b">b</a>', b"www.example.test/c"]
+)
+_QUOTED_LOOKING = st.sampled_from(
+    [b"caf=C3=A9", b"a=3Db snake_case", b"soft=\r\nbreak", b"=", b"=4"]
+)
+PLAIN_PART_TYPES = [b"text/plain", b"text/plain; charset=utf-8", b"text/plain;\r\n charset=koi8-r"]
+HTML_PART_TYPES = [b"text/html", b'text/html; charset="utf-8"', b"TEXT/HTML;charset=iso-8859-1"]
+OTHER_PART_TYPES = [b"image/png", b"text/html; name=a.html", b"text/plain; charset=utf-16", b""]
+
+
+def _part_lines(draw: st.DrawFn, eol: bytes, content_types: list[bytes]) -> bytes:
+    """A part's header lines, the empty line and its body, as a mail library writes them."""
+    if _rarely(draw):
+        content_types = OTHER_PART_TYPES
+    headers = [b"Content-Type: " + draw(st.sampled_from(content_types))]
+    if draw(st.booleans()):
+        encoding = draw(
+            st.sampled_from([b"7bit", b"8bit", b"7BIT", b"quoted-printable", b"\r\n 7bit"])
+        )
+        if _rarely(draw):
+            encoding = draw(SIMPLE_VALUES[b"Content-Transfer-Encoding"])
+        headers.append(b"Content-Transfer-Encoding: " + encoding)
+    if _rarely(draw):
+        headers.append(b"Content-Disposition: " + draw(SIMPLE_VALUES[b"Content-Disposition"]))
+    if _rarely(draw):
+        headers.append(b"X-Note: " + draw(HEADER_TEXT))
+    if _rarely(draw):
+        headers = headers[1:]  # no Content-Type: plain text
+    headers = list(draw(st.permutations(headers)))
+    head = b"".join(header.replace(b"\r\n", eol) + eol for header in headers)
+    separator = eol if not _rarely(draw) else b""
+    charset = draw(st.sampled_from(ENCODABLE))
+    text = TEXT.map(lambda text: _encode_text(text.replace("\n", eol.decode()), charset))
+    no_lone_cr = text.filter(lambda line: b"\r" not in line.replace(b"\r\n", b""))
+    quoted = _QUOTED_LOOKING.map(lambda line: line.replace(b"\r\n", eol))
+    lines = draw(st.lists(st.one_of(no_lone_cr, _LINKS, quoted), max_size=3))
+    if _rarely(draw):
+        near_miss = draw(st.one_of(_BOUNDARY_LINES, _ENCODED_LOOKING, st.binary(max_size=10)))
+        lines.insert(draw(st.integers(0, len(lines))), near_miss)
+    return head + separator + eol.join(lines)
+
+
+@st.composite
+def usual_multipart_messages(draw: st.DrawFn) -> bytes:
+    """Text-and-HTML messages as applications send them, and ones a line or a byte away."""
+    eol = draw(st.sampled_from([b"\r\n", b"\r\n", b"\n"]))
+    headers = []
+    for _ in range(draw(st.integers(0, 4))):
+        name = draw(st.sampled_from(SIMPLE_NAMES))
+        key = b"From" if name in (b"To", b"Cc", b"Reply-To") else name
+        value = draw(SIMPLE_VALUES.get(key, _PLAIN_VALUES) if _rarely(draw) else _PLAIN_VALUES)
+        headers.append(name + b": " + value)
+    taken = MULTIPART_CONTENT_TYPES[:6]
+    content_type = draw(st.sampled_from(MULTIPART_CONTENT_TYPES if _rarely(draw) else taken))
+    headers.append(b"Content-Type: " + content_type.replace(b"\r\n", eol))
+    if _rarely(draw):
+        encodings = st.one_of(SIMPLE_VALUES[b"Content-Transfer-Encoding"], st.just(b"\r\n 7bit"))
+        headers.append(b"Content-Transfer-Encoding: " + draw(encodings).replace(b"\r\n", eol))
+    raw = b"".join(header + eol for header in draw(st.permutations(headers))) + eol
+    if draw(st.booleans()):
+        raw += b"This is a multi-part message in MIME format." + eol
+    kinds = [PLAIN_PART_TYPES, HTML_PART_TYPES]
+    count = draw(st.sampled_from([0, 1, 1, 2, 2, 2, 2, 3]))
+    for number in range(count):
+        boundary = draw(_BOUNDARY_LINES) if _rarely(draw) else b"--=_b"
+        kind = kinds[number % 2] if draw(st.booleans()) else kinds[1 - number % 2]
+        raw += boundary + eol + _part_lines(draw, eol, kind) + eol
+    if draw(st.sampled_from([True, True, True, False])):  # the closing line is forgotten at times
+        raw += b"--=_b--" + draw(st.sampled_from([b"", b" ", eol, eol + b"epilogue" + eol]))
+    if _rarely(draw):  # a lone CR before a boundary line
+        raw = raw.replace(eol + b"--=_b", b"\r--=_b", 1)
+    if _rarely(draw):  # a lone CR, a NUL or an 8-bit byte somewhere
+        position = draw(st.integers(0, len(raw)))
+        raw = raw[:position] + draw(st.sampled_from([b"\r", b"\x00", b"\xe9"])) + raw[position:]
+    return raw
+
+
+_ALTERNATIVE = (
+    b'Content-Type: multipart/alternative; boundary="=_b"\r\n%s\r\n--=_b\r\n'
+    b"Content-Type: %s\r\n\r\n%s\r\n--=_b\r\nContent-Type: %s\r\n\r\n%s\r\n--=_b--\r\n"
+)
+_HREF = b'<a href="https://example.test/h">h</a>'
+_QP = b"Content-Transfer-Encoding: quoted-printable\r\n"
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(usual_multipart_messages())
+@example(_ALTERNATIVE % (b"", b"text/plain", b"Hello.\r\n", b"text/html", b"<p>Hello.</p>"))
+@example(_ALTERNATIVE % (b"", b"text/html", _HREF, b"text/plain", b"https://example.test/t"))
+@example(_ALTERNATIVE % (b"", b"text/plain", b"--=_bx", b"text/html", b"--=_b--x"))
+@example(  # one part that looks like two
+    b'Content-Type: multipart/alternative; boundary="=_b"\r\n\r\n--=_b\r\n'
+    b"Content-Type: text/plain\r\n\r\na\r\n--=_b-x\r\nContent-Type: text/html\r\n\r\nb\r\n"
+    b"--=_b--\r\n"
+)
+@example(_ALTERNATIVE % (_QP, b"text/plain", b"a=3Db", b"text/html", b"<p>snake_case</p>"))
+@example(
+    (
+        _ALTERNATIVE % (b"", b"text/plain", b"caf=C3=A9 snake_case=\r\nsoft", b"text/html", b"")
+    ).replace(b"Content-Type: text/plain", b"Content-Type: text/plain\r\n" + _QP.strip())
+)
+@example(
+    (_ALTERNATIVE % (b"", b"text/plain", b"Hello.", b"text/html", b"")).replace(
+        b"Hello.\r\n--=_b",
+        b"Hello.\r--=_b",  # a lone CR ends a line too
+    )
+)
+@example(
+    _ALTERNATIVE
+    % (b"Content-Transfer-Encoding:\r\n 7bit\r\n", b"text/plain", b"", b"text/html", b"")
+)
+def test_the_multipart_shortcut_parses_as_the_full_parser_does(raw: bytes) -> None:
+    """Every text-and-HTML message the shortcut takes gives exactly the full parser's result."""
     if simple_message(raw) is not None:
         assert parse_message(raw, budget=PARSE_BUDGET) == _full_parse(raw)
 
