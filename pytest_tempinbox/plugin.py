@@ -546,11 +546,15 @@ def tempinbox_server(request: pytest.FixtureRequest) -> Iterator[TempInboxServer
         servers.stop()
 
 
-# The fixtures that tests request take the server and the client from the
-# session's _Servers, not from the fixtures below: every fixture a fixture depends
-# on costs pytest some work in each test, even when its value is cached.
+# tempinbox and tempinbox_factory take the client from the session's _Servers,
+# not from tempinbox_client: every fixture a fixture depends on costs pytest some
+# work in each test, even when its value is cached. A session fixture that uses
+# the client asks for tempinbox_client, which depends on tempinbox_server so that
+# pytest stops the server only after that fixture's teardown.
 @pytest.fixture(scope="session")
-def tempinbox_client(request: pytest.FixtureRequest) -> TempInboxClient:
+def tempinbox_client(
+    request: pytest.FixtureRequest, tempinbox_server: TempInboxServer
+) -> TempInboxClient:
     """A client of the session's server: ``generate``, ``messages``, ``message``, ``delete``.
 
     In the same process as the server, it answers without HTTP, exactly as HTTP

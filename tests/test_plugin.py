@@ -47,6 +47,31 @@ def test_a_user_test_receives_real_mail(pytester: pytest.Pytester) -> None:
     pytester.runpytest().assert_outcomes(passed=1)
 
 
+def test_a_session_fixture_can_use_the_client_until_its_own_teardown(
+    pytester: pytest.Pytester,
+) -> None:
+    # The server is first requested after the user's fixture: without the client
+    # depending on it, it would be torn down first, and the cleanup would fail.
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def shared_inbox(tempinbox_client):
+            inbox = tempinbox_client.generate(prefix="shared")
+            yield inbox
+            assert inbox.delete() == 0
+
+        def test_uses_the_shared_inbox(shared_inbox):
+            assert shared_inbox.address.startswith("shared-")
+
+        def test_uses_the_server(tempinbox_server):
+            assert tempinbox_server.smtp_port
+        """
+    )
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2, errors=0)
+
+
 def test_options_are_in_a_tempinbox_help_group(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines(["disposable email inboxes (pytest-tempinbox):"])
