@@ -67,7 +67,7 @@ _QUOTED_PRINTABLE = "quoted-printable"
 
 
 class SimpleBody:
-    """A text or HTML body the shortcut found: its bytes as they arrived.
+    """A text or HTML body the shortcut found: its bytes, decoded if sent quoted-printable.
 
     ``path`` is its part number as the full parser counts (``""`` for the
     message itself, ``"2"`` for its second part); ``charset`` is the declared
@@ -87,7 +87,8 @@ class SimpleMessage:
     """A message the shortcut read: its headers as written, and its bodies.
 
     ``headers`` are ``(name, value)`` pairs in order, each value without its
-    leading blanks and line ending, as the ``compat32`` parser keeps them.
+    leading blanks and last line ending but with its folds, as the ``compat32``
+    parser keeps them.
     ``html_first`` tells whether the HTML body comes before the text body.
     """
 
