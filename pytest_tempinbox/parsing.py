@@ -5,11 +5,11 @@ returns a result: senders and test code are entitled to send broken mail, and a
 message that cannot be read is worse than one read approximately. What was
 broken, or left unread, is told in :attr:`ParsedMessage.defects`.
 
-The usual plain-text message is read without the email package, to the same
-result (:mod:`pytest_tempinbox._simple`). Any other has its structure parsed
-with the ``compat32`` policy, which is about ten times faster than
-``email.policy.default`` and never raises on a header; headers are decoded by
-this package, and only those that need it. This module reads the
+The usual message (a text body, an HTML body or both) is read without the email
+package, to the same result (:mod:`pytest_tempinbox._simple`). Any other has
+its structure parsed with the ``compat32`` policy, which is about ten times
+faster than ``email.policy.default`` and never raises on a header; headers are
+decoded by this package, and only those that need it. This module reads the
 structure and the payloads; :mod:`pytest_tempinbox._headers` reads addresses,
 dates and the header map, and :mod:`pytest_tempinbox._decode` decodes text and
 keeps the parse's clock. Every string handed out goes through
