@@ -125,12 +125,16 @@ class _Head:
         return SimpleBody(path, a2b_qp(data) if self.quoted_printable else data, self.charset)
 
 
-def _head(block: bytes, multipart: bool) -> _Head | None:
-    """Read a block of header lines; None if the shortcut does not take them.
+def _head(data: bytes, multipart: bool) -> tuple[_Head, bytes] | None:
+    """Read the header block at the start of ``data``: its headers and what follows the block.
 
-    ``multipart``: whether a multipart Content-Type is allowed (for the message itself).
+    None if the shortcut does not take them. ``multipart``: whether a multipart
+    Content-Type is allowed (for the message itself).
     """
-    text = block.decode("ascii")
+    block = _HEAD.match(data)
+    if block is None:
+        return None
+    text = block[1].decode("ascii")
     if "=?" in text:
         return None
     head = _Head()
@@ -175,20 +179,17 @@ def _head(block: bytes, multipart: bool) -> _Head | None:
                 return None
     if head.quoted_printable and not head.subtype:
         return None  # a multipart so encoded is a defect
-    return head
+    return head, data[block.end() :]
 
 
 def simple_message(raw: bytes) -> SimpleMessage | None:
     """Read ``raw`` if it is a usual text, HTML or text-and-HTML message; else return None."""
     if len(raw) > SIMPLE_LIMIT:
         return None
-    block = _HEAD.match(raw)
-    if block is None:
+    read = _head(raw, multipart=True)
+    if read is None:
         return None
-    head = _head(block[1], multipart=True)
-    if head is None:
-        return None
-    body = raw[block.end() :]
+    head, body = read
     if head.subtype:
         found = head.body("", body)
         if head.subtype == "html":
@@ -240,14 +241,10 @@ def _multipart(head: _Head, body: bytes) -> SimpleMessage | None:
     html: SimpleBody | None = None
     html_first = False
     for number in range(len(lines) - 1):
-        part = body[lines[number][1] : lines[number + 1][0]]
-        block = _HEAD.match(part)
-        if block is None:
+        read = _head(body[lines[number][1] : lines[number + 1][0]], multipart=False)
+        if read is None:
             return None
-        part_head = _head(block[1], multipart=False)
-        if part_head is None:
-            return None
-        data = part[block.end() :]
+        part_head, data = read
         # The line end before a boundary line belongs to the boundary (RFC 2046).
         data = data[:-2] if data.endswith(b"\r\n") else data[:-1] if data.endswith(b"\n") else data
         found = part_head.body(str(number + 1), data)
