@@ -279,9 +279,13 @@ class _Layout:
 def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layout:
     """Sort the parts out, stopping when the clock runs out or at the cap.
 
-    With ``until``, stop as soon as attachment ``until`` is found.
+    With ``until``, stop as soon as attachment ``until`` is found. When reading
+    the message was cut short, its last part was still being read: it may be
+    missing headers or content, so it is no attachment (a text or HTML body
+    cut short is still served, with the defect saying where reading stopped).
     """
     layout = _Layout()
+    unfinished = _last_leaf(message) if run.feed_cut else None
     # Iterative, depth-first, in document order: nesting depth costs no stack.
     stack: list[tuple[str, Message]] = [("", message)]
     while stack:
@@ -305,6 +309,8 @@ def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layou
                 layout.html = path, part
                 layout.html_first = layout.text is None
                 continue
+        if part is unfinished:
+            continue
         if len(layout.attachments) == MAX_ATTACHMENTS:
             layout.capped = True
             break
@@ -312,6 +318,17 @@ def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layou
         if until is not None and len(layout.attachments) > until:
             break
     return layout
+
+
+def _last_leaf(message: Message) -> Message:
+    """The part that comes last in document order and holds no parts."""
+    part = message
+    while part.is_multipart() and part.get_content_maintype() == "multipart":
+        children = _children(part)
+        if not children:
+            break
+        part = children[-1]
+    return part
 
 
 _EMAIL_DEFECTS = {

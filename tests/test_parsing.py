@@ -949,6 +949,52 @@ def test_out_of_time_parts_are_not_listed() -> None:
     assert "attachments after #0 not listed" in parsed.defects[0].split("; ")
 
 
+class _LateClock:
+    """A clock for the reading loop alone: it is always past the reading deadline."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return time.monotonic() + 1e6
+
+
+@pytest.mark.parametrize(
+    "cut", [b"\r\n--b\r\n", b"octet-stream\r\n", b"f41.bin\r\n", b"\r\n\r\n41\r\n"]
+)
+def test_a_part_cut_short_by_the_reading_deadline_is_not_listed(
+    cut: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = many_parts(500)
+    read = raw.index(cut, 3000) + len(cut)
+    # Reading stops after its first chunk, which ends right after ``cut``.
+    monkeypatch.setattr(parsing, "time", _LateClock)
+    monkeypatch.setattr(parsing, "_FEED_CHUNK", read - 1)
+    parsed = parse_message(raw, budget=30)
+    assert parsed.defects[0].startswith(
+        f"parse budget of 30 s exceeded: message read only to byte {read:,} of {len(raw):,}"
+    )
+    # Every part whose end was read is listed, in full; the part being read is not.
+    finished = raw[:read].count(b"\r\n--b\r\n") - 1
+    assert finished > 20
+    assert [a.filename for a in parsed.attachments] == [f"f{i}.bin" for i in range(finished)]
+    assert [a.size for a in parsed.attachments] == [len(str(i)) for i in range(finished)]
+
+
+def test_a_text_body_cut_short_by_the_reading_deadline_is_served_in_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "".join(f"line {i}\n" for i in range(2000))
+    message = text_message(text)
+    message.add_attachment(b"%PDF", maintype="application", subtype="pdf", filename="a.pdf")
+    raw = message.as_bytes()
+    monkeypatch.setattr(parsing, "time", _LateClock)
+    parsed = parse_message(raw, budget=30)
+    assert parsed.defects[0].startswith("parse budget of 30 s exceeded: message read only to")
+    assert parsed.text is not None
+    assert parsed.text.startswith("line 0\nline 1\n")
+    assert 100 < len(parsed.text) < len(text) - 100
+    assert parsed.attachments == ()
+
+
 def test_out_of_time_encoded_words_are_served_undecoded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parsing, "_FEED_CHUNK", 1 << 30)  # read it all, then run out of time
     raw = b"Subject: " + b"=?utf-8?q?a?= " * 3000 + b"\r\n\r\n"
