@@ -168,8 +168,17 @@ ADDRESSES = 4000
 
 def _long_header(served: Served) -> None:
     recipients = [f"user{index:04d}@example.test" for index in range(ADDRESSES)]
-    assert [a["email"] for a in served.message["to"]] == recipients
     assert served.message["headers"]["to"] == [", ".join(recipients)]
+    read = [a["email"] for a in served.message["to"]]
+    if served.defects:
+        # A machine several times slower than usual runs out of the parse
+        # budget here (the parse takes about a fifth of it): what is read is
+        # served, and the defect says how much.
+        assert 0 < len(read) < ADDRESSES
+        cut = f"addresses in header 'To' after the first {len(read):,} not read"
+        assert cut in served.defects[0]
+        recipients = recipients[: len(read)]
+    assert read == recipients
 
 
 def _path_filename(served: Served) -> None:
