@@ -279,10 +279,11 @@ class _Layout:
 def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layout:
     """Sort the parts out, stopping when the clock runs out or at the cap.
 
-    With ``until``, stop as soon as attachment ``until`` is found. When reading
-    the message was cut short, its last part was still being read: it may be
-    missing headers or content, so it is no attachment (a text or HTML body
-    cut short is still served, with the defect saying where reading stopped).
+    With ``until``, stop as soon as attachment ``until`` is found. When the
+    clock cut reading the message short, its last part was still being read
+    and may lack headers or content: it is not listed as an attachment (a text
+    or HTML body cut short is still served, with a defect saying where reading
+    stopped).
     """
     layout = _Layout()
     unfinished = _last_leaf(message) if run.feed_cut else None
