@@ -11,10 +11,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AddressTaken,
     AttachmentNotFound,
     InboxNotFound,
     InvalidAddress,
     InvalidRequest,
+    MailAssertionError,
     MessageNotFound,
     PayloadTooLarge,
     ServerStartError,
@@ -28,13 +30,14 @@ from .errors import (
 if TYPE_CHECKING:
     from .client import TempInboxClient
     from .inbox import Inbox
-    from .models import Address, Attachment, Envelope, Fault, Message
+    from .models import Address, Attachment, Envelope, Fault, Link, Message
     from .server import InboxServer
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Address",
+    "AddressTaken",
     "Attachment",
     "AttachmentNotFound",
     "Envelope",
@@ -44,6 +47,8 @@ __all__ = [
     "InboxServer",
     "InvalidAddress",
     "InvalidRequest",
+    "Link",
+    "MailAssertionError",
     "Message",
     "MessageNotFound",
     "PayloadTooLarge",
@@ -63,6 +68,7 @@ _LAZY = {
     "Attachment": "models",
     "Envelope": "models",
     "Fault": "models",
+    "Link": "models",
     "Message": "models",
     "Inbox": "inbox",
     "TempInboxClient": "client",

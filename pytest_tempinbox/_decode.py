@@ -107,6 +107,22 @@ def _undeclared_8bit(text: str) -> bool:
 
 # Quadratic time: 400 KB of body declared "punycode" take seconds to decode.
 _SLOW_CODECS = frozenset({"punycode"})
+# Mail labelled with a legacy CJK charset often holds characters of its Microsoft
+# superset (GBK's in "gb2312" text, UHC's in "euc-kr"), which the strict codec
+# rejects; the WHATWG Encoding Standard decodes these labels with the superset.
+# Tried only when the declared charset fails, so that valid text reads as before.
+_SUPERSETS = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "euc_kr": "cp949",
+    "shift_jis": "cp932",
+    "big5": "big5hkscs",
+}
+# A text that is not valid UTF-8 keeps its UTF-8 sequences only if its other
+# bytes come in fewer runs than this; else it is read as latin-1, as before.
+_MAX_FOREIGN_RUNS = 4096
+_LATIN1 = "latin-1"
+_UTF8_ELSE_LATIN1 = "UTF-8, its other bytes as latin-1"
 
 
 def _codec(charset: str | None) -> str | None:
@@ -135,20 +151,53 @@ def to_text(data: bytes, charset: str | None, run: ParseRun | None = None, where
         if codec is None:
             problem = f"{'unsupported' if slow(name) else 'unknown'} charset {name!r}"
         else:
-            try:
-                return data.decode(codec)
-            except (LookupError, UnicodeError, ValueError, TypeError):
-                problem = f"{where} is not valid {name!r}"
+            for attempt in (codec, _SUPERSETS.get(codec)):
+                if attempt is None:
+                    continue
+                try:
+                    return data.decode(attempt)
+                except (LookupError, UnicodeError, ValueError, TypeError):
+                    pass
+            problem = f"{where} is not valid {name!r}"
     try:
         text, used = data.decode("utf-8"), "UTF-8"
     except UnicodeDecodeError:
-        text, used = data.decode("latin-1"), "latin-1"
+        text, used = _utf8_else_latin1(data)
     if run is not None:
         if problem:
             run.note(f"{problem}, decoded as {used}")
-        elif used == "latin-1":
-            run.note(f"undeclared 8-bit text in {where}, decoded as latin-1")
+        elif used != "UTF-8":
+            run.note(f"undeclared 8-bit text in {where}, decoded as {used}")
     return text
+
+
+def _utf8_else_latin1(data: bytes) -> tuple[str, str]:
+    """Decode text that is not valid UTF-8: its UTF-8 sequences as such, its other bytes as latin-1.
+
+    So UTF-8 with a damaged byte stays readable but for that byte, as
+    :func:`clean` reads headers. Text without a UTF-8 sequence, or with many
+    runs of other bytes, is read as latin-1 throughout (one step per run).
+    Returns the text and how it was decoded.
+    """
+    decoded = data.decode("utf-8", "surrogateescape")
+    escaped, decoded_text = _foreign_bytes(), _patterns()[1]
+    if not decoded_text.search(decoded):
+        return data.decode("latin-1"), _LATIN1
+    pieces = []
+    position = 0
+    for count, match in enumerate(escaped.finditer(decoded)):
+        if count == _MAX_FOREIGN_RUNS:
+            return data.decode("latin-1"), _LATIN1
+        pieces.append(decoded[position : match.start()])
+        pieces.append(match.group().encode("utf-8", "surrogateescape").decode("latin-1"))
+        position = match.end()
+    pieces.append(decoded[position:])
+    return "".join(pieces), _UTF8_ELSE_LATIN1
+
+
+@functools.cache
+def _foreign_bytes() -> re.Pattern[str]:
+    return re.compile("[\udc80-\udcff]+")  # the bytes surrogateescape stood in for
 
 
 def b64decode(data: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""Header fields for the parser: addresses, dates and the decoded header map.
+"""Header fields for the parser: addresses, dates, the decoded header map, media types.
 
 Standard library only and no I/O; every step is bounded, and the clock of the
 parse (:class:`~pytest_tempinbox._decode.ParseRun`) is looked at between steps.
@@ -10,13 +10,13 @@ import inspect
 import re
 from datetime import datetime, timezone
 from email.message import Message
-from email.utils import getaddresses, parsedate_to_datetime
+from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datetime
 from typing import Any
 
 from ._decode import ParseRun, clean, header_text, unfold
 from .models import Address
 
-__all__ = ["DOT_ATOM", "SIMPLE_ADDRESS", "addresses", "header_map", "parse_date"]
+__all__ = ["DOT_ATOM", "SIMPLE_ADDRESS", "addresses", "header_map", "media_type", "parse_date"]
 
 _ADDRESS_PIECE = 16 << 10  # longer address headers are read a piece at a time
 
@@ -41,6 +41,58 @@ _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 #: RFC 5322's dot-atom, ASCII only: a pattern's text.
 DOT_ATOM = rf"{_ATOM}(?:\.{_ATOM})*"
 SIMPLE_ADDRESS = re.compile(rf"(?:({_ATOM}(?: {_ATOM})*) <)?({DOT_ATOM}@{DOT_ATOM})(?(1)>)")
+
+
+# One address of an address list: up to the next comma outside a quoted string,
+# a comment or angle brackets. Linear, as _TO_COMMA.
+_ADDRESS_SEGMENT = re.compile(r'(?:"(?:[^"\\]|\\.)*"?|\((?:[^()\\]|\\.)*\)?|<[^<>]*>?|[^",<(]+)*')
+# A display name that is itself an address, unquoted: "alice@x.test <bob@x.test>",
+# maybe opening a group ("Team: a@x <b@y>"), with comments anywhere, and the
+# group's closing ";". RFC 5322 has no "@" in a phrase, but real mail does, and
+# getaddresses() reads it as two addresses. The "@" must stand outside comments
+# ("Bob (bob@x.test) <b@x.test>" is well formed), and the angle brackets must
+# end the address: "a@x <b@y> <c@z>" and "a@x <b@y> c@z" are left alone.
+# Linear: each repetition's choices begin with different characters, and no
+# name character before the "@" can be the "@".
+_COMMENT = r"\([^()]*\)"
+_ADDRESS_AS_NAME = re.compile(
+    r'((?:[^"<>(),;:@]*:)?)'  # a group's name
+    rf'((?:[^"<>(),;:@]|{_COMMENT})*@(?:[^"<>(),;:]|{_COMMENT})*)'  # the display name
+    r"<([^<>]*)>"
+    rf"((?:\s*{_COMMENT})*\s*;?)"
+)
+_COMMENTS = re.compile(_COMMENT)
+
+
+def _quote_address_names(text: str) -> str | None:
+    """Quote each display name that is an unquoted address; None if there is none.
+
+    ``alice@x.test <bob@x.test>, c@x.test`` becomes
+    ``"alice@x.test" <bob@x.test>, c@x.test``, which getaddresses() reads as
+    the name and the address the sender meant. Comments in such an address are
+    dropped; any other text is left alone.
+    """
+    if "<" not in text:
+        return None
+    segments = []
+    changed = False
+    position = 0
+    while True:
+        match = _ADDRESS_SEGMENT.match(text, position)  # always matches, if only ""
+        end = match.end() if match else len(text)
+        segment = text[position:end]
+        found = _ADDRESS_AS_NAME.fullmatch(segment.strip())
+        address = _COMMENTS.sub("", found[3]).strip() if found else ""
+        if found and address:
+            name = " ".join(_COMMENTS.sub(" ", found[2]).split())
+            quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+            segment = f'{found[1]} "{quoted}" <{address}>{";" if found[4].endswith(";") else ""}'
+            changed = True
+        segments.append(segment)
+        if end >= len(text):
+            break
+        position = end + 1  # past the comma
+    return ",".join(segments) if changed else None
 
 
 def _address_pieces(text: str) -> list[str]:
@@ -82,6 +134,10 @@ def addresses(name: str, values: list[str], run: ParseRun) -> tuple[Address, ...
             if simple:
                 pairs = [(simple[1] or "", simple[2])]
             else:
+                quoted = _quote_address_names(piece)
+                if quoted is not None:
+                    run.note(f"unquoted address as display name in {where}")
+                    piece = quoted
                 try:
                     pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
                 except Exception:
@@ -105,6 +161,53 @@ def parse_date(value: str) -> datetime | None:
         return None
     # RFC 5322 reads "-0000" as "UTC, but the local offset is unknown".
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+# RFC 9110's token, and what a quoted-string may hold in an HTTP header (ASCII only).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_MEDIA_TYPE = re.compile(rf"{_TOKEN.pattern}/{_TOKEN.pattern}")
+_QUOTABLE = re.compile(r"[\t\x20-\x7e]*")
+_MEDIA_TYPE_LIMIT = 1024  # characters of parameters served at most
+_NOT_SERVED_PARAMS = frozenset({"name"})
+
+
+def media_type(content_type: str, params: list[tuple[str, Any]] | None = None) -> str:
+    """Return a part's Content-Type as an HTTP header value: its type and its own parameters.
+
+    ``params`` are the part's parameters as ``Message.get_params()`` gives them
+    (the first, the type itself, is skipped). Each is served as the sender wrote
+    it (``charset=windows-1252``, ``format=flowed``), re-quoted where needed, and
+    nothing is added: a part without a charset is served without one. Left out:
+    ``name``, the file's name, which Content-Disposition gives once made safe; a
+    repeated parameter; one without a value; one that is not ASCII or would take
+    the parameters past 1 KiB. A type that is not ``token/token`` is served as
+    ``application/octet-stream``.
+    """
+    if not _MEDIA_TYPE.fullmatch(content_type):
+        return "application/octet-stream"
+    served = [content_type]
+    seen = set(_NOT_SERVED_PARAMS)
+    length = 0
+    for name, value in (params or [])[1:]:
+        name = str(name).lower()
+        if name in seen or not _TOKEN.fullmatch(name):
+            continue
+        seen.add(name)
+        try:
+            text = collapse_rfc2231_value(value, errors="strict", fallback_charset="us-ascii")
+        except Exception:
+            continue
+        if not text:  # "; foo" or 'foo=""': no value to serve
+            continue
+        if not _TOKEN.fullmatch(text):
+            if not _QUOTABLE.fullmatch(text):
+                continue
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        length += len(name) + len(text) + 3
+        if length > _MEDIA_TYPE_LIMIT:
+            break
+        served.append(f"{name}={text}")
+    return "; ".join(served)
 
 
 _SERVED_ALONE = ("from", "to", "cc", "reply-to", "subject", "date", "message-id")

@@ -36,7 +36,7 @@ from .operations import (
     Reply,
     problem_reply,
 )
-from .parsing import attachment_payload
+from .parsing import served_attachment
 from .store import Store
 
 __all__ = [
@@ -109,7 +109,15 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
 
     async def messages(request: Request) -> Response:
         email, query = request.path_params["email"], request.query_params
-        reply = await operations.messages(store, email, query.get("after"), query.get("wait"))
+        reply = await operations.messages(
+            store,
+            email,
+            query.get("after"),
+            query.get("wait"),
+            subject=query.get("subject"),
+            sender=query.get("from"),
+            text=query.get("text"),
+        )
         return respond(reply)
 
     async def message(request: Request) -> Response:
@@ -125,12 +133,17 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         found = store.message(request.path_params["email"], request.path_params["id"])
         index = request.path_params["index"]
         # Re-reading the structure of a large message could hold up the event loop.
-        described, payload = await asyncio.get_running_loop().run_in_executor(
-            None, attachment_payload, found.raw, index
+        described, content_type, payload = await asyncio.get_running_loop().run_in_executor(
+            None, served_attachment, found.raw, index
         )
-        disposition = _content_disposition(described.filename, described.index)
-        headers = {"Content-Disposition": disposition}
-        return respond(Reply(200, payload, described.content_type, headers))
+        headers = {
+            **COMMON_HEADERS,
+            # The part's own type and parameters. Given as a header, not as
+            # media_type, which would have Starlette add "charset=utf-8" to text/*.
+            "Content-Type": content_type,
+            "Content-Disposition": _content_disposition(described.filename, described.index),
+        }
+        return Response(payload, headers=headers)
 
     async def delete(request: Request) -> Response:
         return respond(operations.delete(store, request.path_params["email"]))

@@ -143,29 +143,63 @@ class TempInboxClient:
         """Like :meth:`info`, awaitable."""
         return await self._run_async(self._info())
 
-    def generate(self, prefix: str | None = None, domain: str | None = None) -> Inbox:
-        """Create an inbox at a brand new address and return its handle."""
-        return self._run(self._generate(prefix, domain))
+    def generate(
+        self, prefix: str | None = None, domain: str | None = None, *, address: str | None = None
+    ) -> Inbox:
+        """Create an inbox at a brand new address and return its handle.
 
-    async def generate_async(self, prefix: str | None = None, domain: str | None = None) -> Inbox:
+        ``address`` creates exactly that inbox instead (for test data with fixed
+        addresses): its domain must be one of the server's, and it goes without
+        ``prefix`` and ``domain``. The server raises
+        :class:`~pytest_tempinbox.errors.AddressTaken` when a live inbox has it,
+        :class:`~pytest_tempinbox.errors.InvalidAddress` for a local part other
+        than a plain dot-atom, and
+        :class:`~pytest_tempinbox.errors.InvalidRequest` for another domain.
+        """
+        return self._run(self._generate(prefix, domain, address))
+
+    async def generate_async(
+        self, prefix: str | None = None, domain: str | None = None, *, address: str | None = None
+    ) -> Inbox:
         """Like :meth:`generate`, awaitable."""
-        return await self._run_async(self._generate(prefix, domain))
+        return await self._run_async(self._generate(prefix, domain, address))
 
     def messages(
-        self, email: str, *, after: str | None = None, wait: float | None = None
+        self,
+        email: str,
+        *,
+        after: str | None = None,
+        wait: float | None = None,
+        subject: str | None = None,
+        sender: str | None = None,
+        text: str | None = None,
     ) -> list[Message]:
         """Return the inbox's messages, oldest first.
 
         ``after`` keeps only those received after the message with that id;
         ``wait`` (0-60 s) holds the call until there is one, or the time is up.
+        The server filters: ``subject`` is contained in the subject
+        (case-sensitive), ``sender`` in the ``From`` address (case-insensitive),
+        ``text`` in the text body or the HTML's visible text (white space
+        collapsed), by the rules of :mod:`pytest_tempinbox._match`; with
+        ``wait``, the call lasts until a message passing them all arrives. An
+        empty string is no filter; one over 1,000 characters raises
+        :class:`~pytest_tempinbox.errors.InvalidRequest`.
         """
-        return self._run(self._messages(email, after, wait))
+        return self._run(self._messages(email, after, wait, subject, sender, text))
 
     async def messages_async(
-        self, email: str, *, after: str | None = None, wait: float | None = None
+        self,
+        email: str,
+        *,
+        after: str | None = None,
+        wait: float | None = None,
+        subject: str | None = None,
+        sender: str | None = None,
+        text: str | None = None,
     ) -> list[Message]:
         """Like :meth:`messages`, awaitable: the event loop runs while it waits."""
-        return await self._run_async(self._messages(email, after, wait))
+        return await self._run_async(self._messages(email, after, wait, subject, sender, text))
 
     def message(self, email: str, id: str) -> Message:
         """Return one message of the inbox."""
@@ -247,17 +281,34 @@ class TempInboxClient:
     def _info(self) -> _Call[dict[str, Any]]:
         return _Call("GET", "/info", _json_object)
 
-    def _generate(self, prefix: str | None, domain: str | None) -> _Call[Inbox]:
+    def _generate(
+        self, prefix: str | None, domain: str | None, address: str | None
+    ) -> _Call[Inbox]:
         options = {key: value for key, value in (("prefix", prefix), ("domain", domain)) if value}
+        if address is not None:  # "" too: the server says why it is no address
+            options["address"] = address
         body = json.dumps(options).encode() if options else None
         return _Call(
             "POST", "/generate", lambda answer: Inbox(answer.json()["email"], self), body=body
         )
 
-    def _messages(self, email: str, after: str | None, wait: float | None) -> _Call[list[Message]]:
+    def _messages(
+        self,
+        email: str,
+        after: str | None,
+        wait: float | None,
+        subject: str | None = None,
+        sender: str | None = None,
+        text: str | None = None,
+    ) -> _Call[list[Message]]:
         params: dict[str, str] = {}
         if after is not None:
             params["after"] = after
+        for name, value in (("subject", subject), ("from", sender), ("text", text)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"the server filters by strings only, not {type(value).__name__}")
+            if value:  # "" filters nothing, as on the server
+                params[name] = value
         timeout = None
         if wait:
             params["wait"] = f"{wait:.3f}"

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 __all__ = [
     "ERRORS_BY_CODE",
+    "AddressTaken",
     "AttachmentNotFound",
     "InboxNotFound",
     "InvalidAddress",
     "InvalidRequest",
+    "MailAssertionError",
     "MessageNotFound",
     "PayloadTooLarge",
     "ServerStartError",
@@ -59,6 +61,13 @@ class InvalidRequest(TempInboxError):
     status = 400
 
 
+class AddressTaken(TempInboxError):
+    """Raised when a chosen address is already a live inbox."""
+
+    code = "address_taken"
+    status = 409
+
+
 class AttachmentNotFound(TempInboxError):
     """Raised when a message has no attachment with the given index."""
 
@@ -102,11 +111,25 @@ class ServerUnavailable(TempInboxError):
     code = "server_unavailable"
 
 
-class WaitTimeout(TempInboxError, TimeoutError):
+class MailAssertionError(TempInboxError, AssertionError):
+    """Raised when a test's expectation about its mail does not hold.
+
+    ``message.link(...)``, ``message.code()`` and ``message.attachment(...)``
+    finding none or several, ``inbox.assert_no_message(...)`` seeing one, and
+    a wait running out of time (:class:`WaitTimeout`). It is an
+    :class:`AssertionError`, so pytest reports a failed assertion, and its
+    message says what was expected and what the mail held instead.
+    """
+
+    code = "assertion_failed"
+
+
+class WaitTimeout(MailAssertionError, TimeoutError):
     """Raised when waiting for mail runs out of time.
 
     Its message lists what the inbox did receive (sender and subject of each
-    message), so a failing test explains itself.
+    message), so a failing test explains itself. It is also a
+    :class:`TimeoutError`.
     """
 
     code = "wait_timeout"
@@ -115,6 +138,7 @@ class WaitTimeout(TempInboxError, TimeoutError):
 ERRORS_BY_CODE: dict[str, type[TempInboxError]] = {
     error.code: error
     for error in (
+        AddressTaken,
         AttachmentNotFound,
         InboxNotFound,
         InvalidAddress,

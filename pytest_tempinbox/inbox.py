@@ -16,7 +16,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from .errors import WaitTimeout
+from ._failures import excerpt
+from ._match import (
+    Wanted,
+    collapse_space,
+    searchable_text,
+    sender_matches,
+    subject_matches,
+    text_matches,
+)
+from .errors import MailAssertionError, WaitTimeout
 from .limits import MAX_WAIT
 from .models import Fault, Message, Stage
 
@@ -34,36 +43,77 @@ Result = TypeVar("Result")
 
 # Plain classes, not dataclasses: creating a dataclass costs about 1 ms of import.
 class _Filter:
-    __slots__ = ("match", "sender", "subject")
+    """The filters of a wait: strings go to the server too, patterns and ``match`` stay here."""
+
+    __slots__ = ("match", "sender", "subject", "text")
 
     def __init__(
-        self, subject: str | None, sender: str | None, match: Callable[[Message], bool] | None
+        self,
+        subject: Wanted | None,
+        sender: Wanted | None,
+        match: Callable[[Message], bool] | None,
+        text: Wanted | None = None,
     ) -> None:
-        self.subject = subject
-        self.sender = sender
+        # An empty string filters nothing, as on the server (even a mail without From).
+        self.subject = subject or None
+        self.sender = sender or None
+        self.text = text or None
         self.match = match
 
     def __call__(self, message: Message) -> bool:
-        if self.subject is not None and self.subject not in message.subject:
+        if self.subject is not None and not subject_matches(self.subject, message.subject):
             return False
-        if self.sender is not None and (
-            message.sender is None or self.sender.lower() not in message.sender.email.lower()
+        if self.sender is not None:
+            address = message.sender.email if message.sender else None
+            if not sender_matches(self.sender, address):
+                return False
+        if self.text is not None and not text_matches(
+            self.text, searchable_text(message.text, message.html)
         ):
             return False
         return self.match is None or bool(self.match(message))
 
+    @property
+    def server_side(self) -> dict[str, str]:
+        """The string filters as the client's keywords: the server applies them before answering."""
+        given = (("subject", self.subject), ("sender", self.sender), ("text", self.text))
+        return {name: value for name, value in given if isinstance(value, str)}
+
     def __str__(self) -> str:
         parts = []
-        if self.subject is not None:
-            parts.append(f"subject containing {self.subject!r}")
-        if self.sender is not None:
-            parts.append(f"sender containing {self.sender!r}")
+        for name, value in (
+            ("subject", self.subject),
+            ("sender", self.sender),
+            ("text", self.text),
+        ):
+            if isinstance(value, str):
+                parts.append(f"{name} containing {value!r}")
+            elif value is not None:
+                parts.append(f"{name} matching {value.pattern!r}")
         if self.match is not None:
             parts.append(f"match={getattr(self.match, '__name__', repr(self.match))}")
         return "message with " + " and ".join(parts) if parts else "message"
 
     def first(self, received: list[Message], new: int) -> Message | None:
         return next((message for message in received[-new:] if self(message)), None)
+
+    def near_miss(self, message: Message) -> str | None:
+        """Why a message that did not pass looks close to passing, if it does."""
+        subject = self.subject
+        if (
+            isinstance(subject, str)
+            and subject not in message.subject
+            and subject.lower() in message.subject.lower()
+        ):
+            return "its subject matches but for letter case (subject= is case-sensitive)"
+        if isinstance(self.text, str) and not text_matches(
+            self.text, searchable_text(message.text, message.html)
+        ):
+            folded = collapse_space(self.text).lower()
+            bodies = searchable_text(message.text, message.html)
+            if any(folded in body.lower() for body in bodies):
+                return "its text matches but for letter case (text= is case-sensitive)"
+        return None
 
 
 class _Search(Generic[Result]):
@@ -140,36 +190,41 @@ class Inbox:
     def wait_for_message(
         self,
         *,
-        subject: str | None = None,
-        sender: str | None = None,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
         match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
         timeout: float = 10.0,
     ) -> Message:
         """Return the first message, oldest first, that passes every given filter.
 
         ``subject``: the subject contains this text (case-sensitive). ``sender``:
-        the ``From`` address contains this text (case-insensitive). ``match``:
-        this callable returns true for the message. Waits up to ``timeout``
-        seconds with the server's long-poll (no sleeping); then raises
-        :class:`~pytest_tempinbox.errors.WaitTimeout`, whose message lists what
-        the inbox did receive. It blocks: in an ``async def`` test use
-        :meth:`wait_for_message_async`.
+        the ``From`` address contains this text (case-insensitive). ``text``: the
+        text body or the HTML's visible text contains this text (case-sensitive,
+        runs of white space read as one space). Each of the three may instead be
+        a compiled :class:`re.Pattern`, searched. ``match``: this callable returns
+        true for the message. String filters are applied by the server, so only
+        matching messages are downloaded.
+
+        Waits up to ``timeout`` seconds with the server's long-poll (no
+        sleeping); then raises :class:`~pytest_tempinbox.errors.WaitTimeout`,
+        whose message lists what the inbox did receive. It blocks: in an
+        ``async def`` test use :meth:`wait_for_message_async`.
         """
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match)
-        search = self._search(wanted.first, timeout)
-        while (wait := search.next_poll()) is not None:
-            search.feed(self.client.messages(self.address, after=search.cursor, wait=wait))
-        if search.result is not None:
-            return search.result
-        raise _timeout(self.address, f"no {wanted}", timeout, self.messages())
+        wanted = _Filter(subject, sender, match, text)
+        found = self._run(wanted, wanted.first, timeout)
+        if found is not None:
+            return found
+        raise _timeout(self.address, f"no {wanted}", timeout, self.messages(), wanted)
 
     async def wait_for_message_async(
         self,
         *,
-        subject: str | None = None,
-        sender: str | None = None,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
         match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
         timeout: float = 10.0,
     ) -> Message:
         """Like :meth:`wait_for_message`, awaitable: the event loop runs while it waits.
@@ -178,40 +233,129 @@ class Inbox:
         at once.
         """
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match)
-        search = self._search(wanted.first, timeout, awaited=True)
-        while (wait := search.next_poll()) is not None:
-            batch = await self.client.messages_async(self.address, after=search.cursor, wait=wait)
-            search.feed(batch)
-        if search.result is not None:
-            return search.result
-        raise _timeout(self.address, f"no {wanted}", timeout, await self.messages_async())
+        wanted = _Filter(subject, sender, match, text)
+        found = await self._run_async(wanted, wanted.first, timeout)
+        if found is not None:
+            return found
+        received = await self.messages_async()
+        raise _timeout(self.address, f"no {wanted}", timeout, received, wanted)
 
-    def wait_for_messages(self, count: int, *, timeout: float = 10.0) -> list[Message]:
-        """Wait until the inbox holds at least ``count`` messages; return them all, oldest first.
+    def wait_for_messages(
+        self,
+        count: int,
+        *,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
+        timeout: float = 10.0,
+    ) -> list[Message]:
+        """Wait until at least ``count`` messages pass the filters; return those, oldest first.
 
-        Raises :class:`~pytest_tempinbox.errors.WaitTimeout` when fewer arrived in
-        ``timeout`` seconds. It blocks: in an ``async def`` test use
-        :meth:`wait_for_messages_async`.
+        The filters are those of :meth:`wait_for_message`; without any, every
+        message counts. Raises :class:`~pytest_tempinbox.errors.WaitTimeout`
+        when fewer arrived in ``timeout`` seconds. It blocks: in an
+        ``async def`` test use :meth:`wait_for_messages_async`.
         """
         __tracebackhide__ = True
-        search = self._search(_at_least(count), timeout)
-        while (wait := search.next_poll()) is not None:
-            search.feed(self.client.messages(self.address, after=search.cursor, wait=wait))
-        if search.result is not None:
-            return search.result
-        raise _timeout(self.address, f"fewer than {count} messages", timeout, search.received)
+        wanted = _Filter(subject, sender, match, text)
+        found = self._run(wanted, _at_least(count, wanted), timeout)
+        if found is not None:
+            return found
+        what = f"fewer than {count} {_plural(wanted)}"
+        raise _timeout(self.address, what, timeout, self.messages(), wanted, count)
 
-    async def wait_for_messages_async(self, count: int, *, timeout: float = 10.0) -> list[Message]:
+    async def wait_for_messages_async(
+        self,
+        count: int,
+        *,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
+        timeout: float = 10.0,
+    ) -> list[Message]:
         """Like :meth:`wait_for_messages`, awaitable: the event loop runs while it waits."""
         __tracebackhide__ = True
-        search = self._search(_at_least(count), timeout, awaited=True)
+        wanted = _Filter(subject, sender, match, text)
+        found = await self._run_async(wanted, _at_least(count, wanted), timeout)
+        if found is not None:
+            return found
+        what = f"fewer than {count} {_plural(wanted)}"
+        received = await self.messages_async()
+        raise _timeout(self.address, what, timeout, received, wanted, count)
+
+    def assert_no_message(
+        self,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        *,
+        text: Wanted | None = None,
+        within: float = 1.0,
+    ) -> None:
+        """Pass when no message passing the filters is in the inbox after ``within`` seconds.
+
+        The filters are those of :meth:`wait_for_message`; without any, every
+        message counts. A message that was already there counts too. It waits
+        with the server's long-poll, never by sleeping and polling, so it fails
+        as soon as a matching message arrives, raising
+        :class:`~pytest_tempinbox.errors.MailAssertionError` that shows it; it
+        passes after ``within`` seconds. It blocks: in an ``async def`` test
+        use :meth:`assert_no_message_async`.
+        """
+        __tracebackhide__ = True
+        wanted = _Filter(subject, sender, match, text)
+        started = time.monotonic()
+        found = self._run(wanted, wanted.first, _within(within))
+        if found is not None:
+            raise _unexpected(self.address, wanted, within, found, time.monotonic() - started)
+
+    async def assert_no_message_async(
+        self,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        *,
+        text: Wanted | None = None,
+        within: float = 1.0,
+    ) -> None:
+        """Like :meth:`assert_no_message`, awaitable: the event loop runs while it waits."""
+        __tracebackhide__ = True
+        wanted = _Filter(subject, sender, match, text)
+        started = time.monotonic()
+        found = await self._run_async(wanted, wanted.first, _within(within))
+        if found is not None:
+            raise _unexpected(self.address, wanted, within, found, time.monotonic() - started)
+
+    def _run(
+        self,
+        wanted: _Filter,
+        check: Callable[[list[Message], int], Result | None],
+        timeout: float,
+    ) -> Result | None:
+        """Long-poll until ``check`` finds its result or ``timeout`` is up."""
+        search = self._search(check, timeout)
         while (wait := search.next_poll()) is not None:
-            batch = await self.client.messages_async(self.address, after=search.cursor, wait=wait)
+            batch = self.client.messages(
+                self.address, after=search.cursor, wait=wait, **wanted.server_side
+            )
             search.feed(batch)
-        if search.result is not None:
-            return search.result
-        raise _timeout(self.address, f"fewer than {count} messages", timeout, search.received)
+        return search.result
+
+    async def _run_async(
+        self,
+        wanted: _Filter,
+        check: Callable[[list[Message], int], Result | None],
+        timeout: float,
+    ) -> Result | None:
+        search = self._search(check, timeout, awaited=True)
+        while (wait := search.next_poll()) is not None:
+            batch = await self.client.messages_async(
+                self.address, after=search.cursor, wait=wait, **wanted.server_side
+            )
+            search.feed(batch)
+        return search.result
 
     def delete(self) -> int:
         """Delete the inbox and its mail; return how many messages were purged."""
@@ -318,21 +462,61 @@ def _reply(code: int, message: str | None, times: int, stage: Stage) -> Fault:
     return Fault(stage=stage, code=code, message=message, times=times)
 
 
-def _at_least(count: int) -> Callable[[list[Message], int], list[Message] | None]:
+def _at_least(count: int, wanted: _Filter) -> Callable[[list[Message], int], list[Message] | None]:
     def check(received: list[Message], new: int) -> list[Message] | None:
-        return list(received) if len(received) >= count else None
+        passing = [message for message in received if wanted(message)]
+        return passing if len(passing) >= count else None
 
     return check
 
 
-def _timeout(address: str, what: str, timeout: float, received: list[Message]) -> WaitTimeout:
+def _plural(wanted: _Filter) -> str:
+    text = str(wanted)
+    return "messages" + text[len("message") :]
+
+
+def _within(seconds: float) -> float:
+    if not seconds >= 0:  # also false for NaN
+        raise ValueError(f"within must be a number of seconds, 0 or more, not {seconds!r}")
+    return seconds
+
+
+def _timeout(
+    address: str,
+    what: str,
+    timeout: float,
+    received: list[Message],
+    wanted: _Filter,
+    count: int | None = None,
+) -> WaitTimeout:
     lines = [f"{what} arrived at {address} within {timeout:g} s;"]
     if not received:
         lines.append("the inbox received no mail at all.")
-    else:
-        lines.append(f"the inbox received {len(received)} message(s):")
-        lines += [f"  - {describe(message)}" for message in received]
+        return WaitTimeout("\n".join(lines))
+    passing = sum(1 for message in received if wanted(message))
+    lines.append(f"the inbox received {len(received)} message(s):")
+    for message in received:
+        line = f"  - {describe(message)}"
+        if count is not None and wanted(message):
+            line += " (passes)"
+        elif (miss := wanted.near_miss(message)) is not None:
+            line += f" ({miss})"
+        lines.append(line)
+    if count is not None and str(wanted) != "message":
+        lines.append(f"{passing} of them pass the filters.")
     return WaitTimeout("\n".join(lines))
+
+
+def _unexpected(
+    address: str, wanted: _Filter, within: float, message: Message, after: float
+) -> MailAssertionError:
+    lines = [
+        f"expected no {wanted} at {address} within {within:g} s,"
+        f" but one was there after {after:.2f} s:",
+        f"  - {describe(message)}",
+    ]
+    lines += [f"    | {line}" for line in excerpt(message)]
+    return MailAssertionError("\n".join(lines))
 
 
 def describe(message: Message) -> str:

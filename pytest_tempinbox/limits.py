@@ -22,6 +22,7 @@ __all__ = [
     "MAX_FAULT_DELAY",
     "MAX_FAULT_MESSAGE",
     "MAX_FAULT_TIMES",
+    "MAX_FILTER_LENGTH",
     "MAX_STREAMS",
     "MAX_STREAMS_PER_INBOX",
     "MAX_TTL",
@@ -43,6 +44,7 @@ DEFAULT_MAX_STORED_BYTES = 256 * 1024 * 1024
 STANDALONE_INBOX_TTL = 3600.0
 MAX_TTL = 7 * 24 * 3600
 MAX_WAIT = 60.0  # seconds a long-poll may wait
+MAX_FILTER_LENGTH = 1000  # characters of a message filter (subject=, from=, text=)
 MAX_FAULTS_PER_INBOX = 100  # pending injected faults
 MAX_FAULT_TIMES = 1000  # deliveries one fault applies to
 MAX_FAULT_DELAY = 60.0  # seconds an injected delay holds an answer

@@ -151,7 +151,16 @@ class LocalTransport:
                 reply = operations.delete(store, match[1])
             elif method == "GET" and (match := _MESSAGES.fullmatch(target)):
                 after, wait = params.get("after"), params.get("wait")
-                found = operations.messages_now(store, match[1], after, wait, parse_limit)
+                found = operations.messages_now(
+                    store,
+                    match[1],
+                    after,
+                    wait,
+                    parse_limit,
+                    subject=params.get("subject"),
+                    sender=params.get("from"),
+                    text=params.get("text"),
+                )
                 if found is None:
                     return None
                 reply = found
@@ -189,7 +198,13 @@ class LocalTransport:
     async def _wait(self, email: str, params: Mapping[str, str], method: str, path: str) -> Answer:
         try:
             reply = await operations.messages(
-                self.store, email, params.get("after"), params.get("wait")
+                self.store,
+                email,
+                params.get("after"),
+                params.get("wait"),
+                subject=params.get("subject"),
+                sender=params.get("from"),
+                text=params.get("text"),
             )
         except Exception as exc:
             reply = _error_reply(exc, method, path)

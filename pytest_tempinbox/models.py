@@ -7,6 +7,7 @@ the client rebuilds them from the JSON the server sent, and both use
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,6 +20,8 @@ __all__ = [
     "Attachment",
     "Envelope",
     "Fault",
+    "Link",
+    "LinkSource",
     "Message",
     "MessageSource",
     "Stage",
@@ -29,6 +32,8 @@ __all__ = [
 JSON = dict[str, Any]
 Stage = Literal["rcpt", "data"]
 """Where in an SMTP transaction an injected fault strikes: at ``RCPT TO`` or at the end of DATA."""
+LinkSource = Literal["html", "text"]
+"""Where a link was found: an ``<a>`` or ``<area>`` of the HTML body, or a URL in the text body."""
 
 
 def format_timestamp(moment: datetime, *, milliseconds: bool = False) -> str:
@@ -150,6 +155,32 @@ class Attachment:
 
 
 @dataclass(frozen=True, slots=True)
+class Link:
+    """One link of a message: its URL, the text a reader clicks, and where it was found.
+
+    ``text`` is the visible text of the HTML anchor, white space collapsed (the
+    ``alt`` text of an image inside it when it has no text of its own); None
+    for a URL written in plain text. ``source`` is ``"html"`` or ``"text"``.
+    """
+
+    url: str
+    text: str | None
+    source: LinkSource
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form, ``{"url", "text", "source"}``."""
+        return {"url": self.url, "text": self.text, "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Link:
+        """Build a link from its JSON object form."""
+        source = data["source"]
+        if source not in ("html", "text"):
+            raise ValueError(f"not a link source: {source!r}")
+        return cls(url=data["url"], text=data.get("text"), source=cast(LinkSource, source))
+
+
+@dataclass(frozen=True, slots=True)
 class Envelope:
     """The SMTP envelope: the ``MAIL FROM`` sender and the accepted ``RCPT TO`` addresses.
 
@@ -176,8 +207,9 @@ class Message:
     ``sender`` is the ``From`` header (``from`` in JSON, a Python keyword);
     ``envelope.mail_from`` is who the SMTP client said it was. ``headers`` maps
     lowercase names to every decoded value in order. ``links`` and ``codes`` are
-    the http(s) URLs and likely one-time codes found in the message. ``defects``
-    are notes on what in the message was malformed or left unread.
+    the http(s) URLs and likely one-time codes found in the message, the codes
+    most likely first (see :meth:`code`). ``defects`` are notes on what in the
+    message was malformed or left unread.
     """
 
     id: str
@@ -199,6 +231,7 @@ class Message:
     codes: tuple[str, ...]
     size: int
     defects: tuple[str, ...] = ()
+    link_details: tuple[Link, ...] = ()
     source: MessageSource | None = field(default=None, repr=False, compare=False)
 
     def raw(self) -> bytes:
@@ -212,6 +245,60 @@ class Message:
         if self.source is None:
             return _unavailable()
         return await self.source.raw_async(self.inbox, self.id)
+
+    def link(
+        self,
+        text: str | None = None,
+        *,
+        contains: str | None = None,
+        pattern: str | re.Pattern[str] | None = None,
+    ) -> str:
+        """Return the one URL the test means, picked by its anchor text and/or the URL itself.
+
+        ``text``: the anchor's visible text equals this (case-insensitive, white
+        space collapsed). ``contains``: the URL contains this. ``pattern``: the
+        URL matches this regular expression (searched). Every filter given must
+        hold. Several anchors with the same URL (a logo and a button) count as
+        one. Raises :class:`~pytest_tempinbox.errors.MailAssertionError`, listing
+        every link of the message with its text, when no URL or more than one
+        distinct URL passes.
+        """
+        __tracebackhide__ = True
+        from ._links import pick_link
+
+        return pick_link(self, text, contains=contains, pattern=pattern)
+
+    def code(self, pattern: str | re.Pattern[str] | None = None) -> str:
+        """Return the message's one-time code: the single most likely of :attr:`codes`.
+
+        Raises :class:`~pytest_tempinbox.errors.MailAssertionError`, listing the
+        candidates, when there is none, when none is next to a word meaning
+        "code", alone on its line or emphasised, or when the two best are
+        equally likely.
+        With ``pattern`` (a regular expression), return its one match in the
+        subject, the text body or the HTML's visible text instead (its first
+        group, if it has groups).
+        """
+        __tracebackhide__ = True
+        from ._codes import pick_code
+
+        return pick_code(self, pattern)
+
+    def attachment(
+        self, name: str | None = None, *, content_type: str | None = None, inline: bool = False
+    ) -> Attachment:
+        """Return the one attachment whose filename and content type match these patterns.
+
+        ``name`` and ``content_type`` are shell-style patterns (``invoice-*.pdf``,
+        ``image/*``), matched case-insensitively. Inline parts count only with
+        ``inline=True``. Raises
+        :class:`~pytest_tempinbox.errors.MailAssertionError`, listing the
+        attachments (name, type, size), when none or several match.
+        """
+        __tracebackhide__ = True
+        from ._attachments import pick_attachment
+
+        return pick_attachment(self, name, content_type=content_type, inline=inline)
 
     def to_json(self) -> JSON:
         """Return the JSON object form served by ``GET /api/messages/{email}``."""
@@ -232,6 +319,7 @@ class Message:
             "headers": {name: list(values) for name, values in self.headers.items()},
             "attachments": [attachment.to_json() for attachment in self.attachments],
             "links": list(self.links),
+            "link_details": [link.to_json() for link in self.link_details],
             "codes": list(self.codes),
             "size": self.size,
             "defects": list(self.defects),
@@ -278,6 +366,7 @@ class Message:
             codes=tuple(data["codes"]),
             size=data["size"],
             defects=tuple(data.get("defects", ())),
+            link_details=tuple(Link.from_json(item) for item in data.get("link_details", ())),
             source=source,
         )
 

@@ -13,6 +13,7 @@ from .limits import (
     MAX_FAULT_MESSAGE,
     MAX_FAULT_TIMES,
     MAX_FAULTS_PER_INBOX,
+    MAX_FILTER_LENGTH,
     MAX_STREAMS,
     MAX_STREAMS_PER_INBOX,
     MAX_TTL,
@@ -90,6 +91,21 @@ _EVENT = {
         },
     ],
 }
+# RFC 5322 atext, less "/": what a chosen address's local part is made of.
+_ATOM = "[A-Za-z0-9!#$%&'*+=?^_`{|}~-]+"
+
+
+def _filter(name: str, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": f"{description} With `wait`, the request is held until a message "
+        "passing every filter arrives. An empty value is no filter.",
+        "schema": {"type": "string", "maxLength": MAX_FILTER_LENGTH},
+    }
+
+
 _BAD_ADDRESS = _problem("The path segment is not an email address (`invalid_address`).")
 _NO_INBOX = _problem("No live inbox at this address (`inbox_not_found`).")
 _NO_MESSAGE = _problem(
@@ -109,7 +125,7 @@ _SCHEMAS: dict[str, Any] = {
             "code": {
                 "type": "string",
                 "description": "A stable token: inbox_not_found, message_not_found, "
-                "attachment_not_found, invalid_address, invalid_request, not_found, "
+                "attachment_not_found, invalid_address, invalid_request, address_taken, not_found, "
                 "method_not_allowed, payload_too_large, uri_too_long, header_too_large, "
                 "host_not_allowed, tls_off, too_many_faults, too_many_streams.",
             },
@@ -119,6 +135,19 @@ _SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["name", "email"],
         "properties": {"name": _NULLABLE_STRING, "email": {"type": "string"}},
+    },
+    "Link": {
+        "type": "object",
+        "required": ["url", "text", "source"],
+        "properties": {
+            "url": {"type": "string"},
+            "text": {
+                "type": ["string", "null"],
+                "description": "The anchor's visible text, white space collapsed (else the alt "
+                "text of its image); null for a URL written in the text body.",
+            },
+            "source": {"enum": ["html", "text"]},
+        },
     },
     "Attachment": {
         "type": "object",
@@ -151,6 +180,7 @@ _SCHEMAS: dict[str, Any] = {
             "headers",
             "attachments",
             "links",
+            "link_details",
             "codes",
             "size",
             "defects",
@@ -182,6 +212,11 @@ _SCHEMAS: dict[str, Any] = {
             },
             "attachments": {"type": "array", "items": _ref("Attachment")},
             "links": {"type": "array", "items": {"type": "string"}},
+            "link_details": {
+                "type": "array",
+                "items": _ref("Link"),
+                "description": "Every link in order of appearance, duplicates kept, with its text.",
+            },
             "codes": {"type": "array", "items": {"type": "string"}},
             "size": {"type": "integer", "minimum": 0},
             "defects": {
@@ -255,6 +290,16 @@ _PATHS: dict[str, Any] = {
                                     "description": "Seconds the inbox lives (default: the"
                                     " server's inbox TTL); then it is gone as if deleted.",
                                 },
+                                "address": {
+                                    "type": "string",
+                                    "maxLength": 254,
+                                    "pattern": f"^{_ATOM}(\\.{_ATOM})*@[^@\\s]+$",
+                                    "description": "Create exactly this inbox (lowercased) "
+                                    "instead of a brand new address: a local part of at most "
+                                    "64 dot-atom characters (no quoted local part, no '/'), "
+                                    "at one of the server's domains. Not with `prefix` or "
+                                    "`domain`.",
+                                },
                             },
                         }
                     }
@@ -262,7 +307,11 @@ _PATHS: dict[str, Any] = {
             },
             "responses": {
                 "201": _json("The new inbox.", _ref("GeneratedInbox")),
-                "400": _problem("The body is not a valid request (`invalid_request`)."),
+                "400": _problem(
+                    "The body is not a valid request (`invalid_request`), or its `address` "
+                    "is not one that can be chosen (`invalid_address`)."
+                ),
+                "409": _problem("A live inbox has the chosen `address` (`address_taken`)."),
                 "413": _problem("The body is over 64 KiB (`payload_too_large`)."),
             },
         }
@@ -287,11 +336,27 @@ _PATHS: dict[str, Any] = {
                     "description": "Only messages received after the message with this id.",
                     "schema": {"type": "string"},
                 },
+                _filter(
+                    "subject",
+                    "Only messages whose subject contains this text, case-sensitively.",
+                ),
+                _filter(
+                    "from",
+                    "Only messages whose From address (not its display name) contains this "
+                    "text, case-insensitively.",
+                ),
+                _filter(
+                    "text",
+                    "Only messages whose text body, or HTML body's visible text (tags "
+                    "dropped, entities decoded), contains this text, case-sensitively, every "
+                    "run of white space on either side read as one space.",
+                ),
             ],
             "responses": {
                 "200": _json("The messages.", {"type": "array", "items": _ref("Message")}),
-                "400": _problem("Bad address, `wait` or `after`."),
+                "400": _problem("Bad address, `wait`, `after` or filter."),
                 "404": _NO_INBOX,
+                "414": _problem("Path and query over 16 KiB (`uri_too_long`)."),
             },
         }
     },

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
+from ._match import sender_matches, subject_matches, text_matches
 from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
 from .faults import read_fault
-from .limits import MAX_WAIT
+from .limits import MAX_FILTER_LENGTH, MAX_WAIT
 from .models import format_timestamp
 from .store import Store, StoredMessage
 
@@ -40,6 +41,7 @@ __all__ = [
     "error_reply",
     "faults",
     "generate",
+    "message_filter",
     "messages",
     "messages_now",
     "messages_path",
@@ -60,7 +62,7 @@ COMMON_HEADERS: Mapping[str, str] = {
 # Parsing more raw bytes than this at once moves to a worker thread, so that no
 # message can hold up the event loop (and with it SMTP) while it is parsed.
 INLINE_PARSE_BYTES = 256 * 1024
-_GENERATE_KEYS = ("domain", "prefix", "ttl")
+_GENERATE_KEYS = ("address", "domain", "prefix", "ttl")
 
 
 class Reply:
@@ -123,8 +125,8 @@ def generate(store: Store, body: bytes, base_url: str) -> Reply:
     """``POST /api/generate``: ``body`` is the request body, ``base_url`` the server's root URL."""
     if len(body) > MAX_REQUEST_BODY:
         raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
-    prefix, domain, ttl = _generate_options(body)
-    inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl)
+    prefix, domain, ttl, address = _generate_options(body)
+    inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl, address=address)
     path = messages_path(inbox.address)
     created = {
         "email": inbox.address,
@@ -141,14 +143,25 @@ def messages_now(
     after: str | None,
     wait: str | None,
     parse_limit: int | None = None,
+    *,
+    subject: str | None = None,
+    sender: str | None = None,
+    text: str | None = None,
 ) -> Reply | None:
     """``GET /api/messages/{email}`` at once, from any thread; None if it is for the loop.
 
     That is when it must wait for a message, or when it would parse more than
     ``parse_limit`` raw bytes (None: no limit) in the calling thread.
+    ``subject``, ``sender`` (the ``from`` parameter) and ``text`` are the
+    filters of :func:`message_filter`.
     """
     seconds = wait_parameter(wait)
+    wanted = message_filter(subject, sender, text) if subject or sender or text else None
     found = store.messages(email, after=after)
+    if wanted is not None:
+        if parse_limit is not None and _unfaceted_bytes(found) > parse_limit:
+            return None
+        found = [message for message in found if wanted(message)]
     if not found and seconds > 0:
         return None
     if parse_limit is not None and _unparsed_bytes(found) > parse_limit:
@@ -156,11 +169,60 @@ def messages_now(
     return _message_list(found)
 
 
-async def messages(store: Store, email: str, after: str | None, wait: str | None) -> Reply:
-    """``GET /api/messages/{email}`` on the server's loop, long-polling up to ``wait`` seconds."""
-    found = await store.wait(email, after=after, timeout=wait_parameter(wait))
+async def messages(
+    store: Store,
+    email: str,
+    after: str | None,
+    wait: str | None,
+    *,
+    subject: str | None = None,
+    sender: str | None = None,
+    text: str | None = None,
+) -> Reply:
+    """``GET /api/messages/{email}`` on the server's loop, long-polling up to ``wait`` seconds.
+
+    With filters (see :func:`message_filter`), the answer holds only the
+    messages they keep, and the wait lasts until one of those arrives.
+    """
+    seconds = wait_parameter(wait)
+    if subject or sender or text:
+        wanted = message_filter(subject, sender, text)
+
+        async def select(found: list[StoredMessage]) -> list[StoredMessage]:
+            await _facets_off_loop(found)
+            return [message for message in found if wanted(message)]
+
+        kept = await store.wait(email, after=after, timeout=seconds, select=select)
+        return _message_list(kept)  # their facets came with their JSON
+    found = await store.wait(email, after=after, timeout=seconds)
     await parse_off_loop(found)
     return _message_list(found)
+
+
+def message_filter(
+    subject: str | None, sender: str | None, text: str | None
+) -> Callable[[StoredMessage], bool]:
+    """The test of ``GET /api/messages/{email}``'s filters, by :mod:`pytest_tempinbox._match`.
+
+    ``subject``: the subject contains it, case-sensitively; ``sender``: the
+    ``From`` address contains it, case-insensitively; ``text``: the text body or
+    the HTML's visible text contains it, white space collapsed. A message must
+    pass every filter given; None or ``""`` is no filter. A value over
+    ``MAX_FILTER_LENGTH`` characters raises :class:`InvalidRequest`.
+    """
+    for name, value in (("subject", subject), ("from", sender), ("text", text)):
+        if value is not None and len(value) > MAX_FILTER_LENGTH:
+            raise InvalidRequest(f"{name} may hold at most {MAX_FILTER_LENGTH} characters")
+
+    def wanted(message: StoredMessage) -> bool:
+        message_subject, message_sender, searchable = message.facets()
+        return (
+            (not subject or subject_matches(subject, message_subject))
+            and (not sender or sender_matches(sender, message_sender))
+            and (not text or text_matches(text, searchable))
+        )
+
+    return wanted
 
 
 def delete(store: Store, email: str) -> Reply:
@@ -205,6 +267,17 @@ def _unparsed_bytes(found: list[StoredMessage]) -> int:
     return sum(len(message.raw) for message in found if not message.is_parsed)
 
 
+async def _facets_off_loop(found: list[StoredMessage]) -> None:
+    """Compute the facets not computed yet, in a worker thread when they are many bytes."""
+    if _unfaceted_bytes(found) > INLINE_PARSE_BYTES:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: [message.facets() for message in found])
+
+
+def _unfaceted_bytes(found: list[StoredMessage]) -> int:
+    return sum(len(message.raw) for message in found if not message.has_facets)
+
+
 def _message_list(found: list[StoredMessage]) -> Reply:
     return Reply(200, b"[" + b",".join(message.json for message in found) + b"]")
 
@@ -224,22 +297,24 @@ def _json_body(body: bytes) -> dict[str, Any] | None:
     return options
 
 
-def _generate_options(body: bytes) -> tuple[str | None, str | None, float | None]:
+def _generate_options(
+    body: bytes,
+) -> tuple[str | None, str | None, float | None, str | None]:
     options = _json_body(body)
     if options is None:
-        return None, None, None
+        return None, None, None, None
     unknown = sorted(set(options) - set(_GENERATE_KEYS))
     if unknown:
         known = ", ".join(_GENERATE_KEYS)
         named = ", ".join(repr(key)[:40] for key in unknown[:5])
         raise InvalidRequest(f"unknown field(s): {named}; known: {known}")
     prefix, domain, ttl = options.get("prefix"), options.get("domain"), options.get("ttl")
-    for key in ("prefix", "domain"):
+    for key in ("prefix", "domain", "address"):
         if key in options and not isinstance(options[key], str):
             raise InvalidRequest(f"{key} must be a string")
     if "ttl" in options and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
         raise InvalidRequest("ttl must be a number of seconds")
-    return prefix, domain, None if ttl is None else float(ttl)
+    return prefix, domain, None if ttl is None else float(ttl), options.get("address")
 
 
 def wait_parameter(text: str | None) -> float:

@@ -34,14 +34,21 @@ from email.message import Message
 from email.utils import decode_params
 from typing import Any
 
+from ._codes import find_codes
 from ._decode import ParseRun, b64decode, clean, header_text, slow, to_text, unfold
-from ._extract import find_codes, text_links
-from ._headers import addresses, header_map, parse_date
+from ._extract import text_links
+from ._headers import addresses, header_map, media_type, parse_date
 from ._simple import SimpleMessage, simple_message
 from .errors import AttachmentNotFound
-from .models import Address, Attachment
+from .models import Address, Attachment, Link
 
-__all__ = ["MAX_ATTACHMENTS", "ParsedMessage", "attachment_payload", "parse_message"]
+__all__ = [
+    "MAX_ATTACHMENTS",
+    "ParsedMessage",
+    "attachment_payload",
+    "parse_message",
+    "served_attachment",
+]
 
 #: Attachments listed at most; the others are noted in ``defects``.
 MAX_ATTACHMENTS = 2000
@@ -58,6 +65,9 @@ class ParsedMessage:
     unfolded. ``text`` and ``html`` are the first ``text/plain`` and
     ``text/html`` parts that are not attachments; every other leaf part is in
     ``attachments``, whose ``index`` is its position there.
+
+    ``links`` are the unique URLs of ``link_details``: every link in document
+    order, duplicates kept, with the text of its HTML anchor.
 
     ``defects`` are short notes for people, unique, at most 20: what in the
     message was broken and how it was read anyway ("multipart without
@@ -80,6 +90,7 @@ class ParsedMessage:
     links: tuple[str, ...]
     codes: tuple[str, ...]
     defects: tuple[str, ...] = ()
+    link_details: tuple[Link, ...] = ()
 
 
 def _part_name(path: str) -> str:
@@ -301,6 +312,10 @@ def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layou
             children = list(enumerate(_children(part), 1))
             stack.extend((f"{prefix}{number}", child) for number, child in reversed(children))
             continue
+        if path and _empty_multipart(part):
+            # One the parser could not split (a nested multipart reusing its parent's
+            # boundary): nothing to serve, and it must not take the text body's place.
+            continue
         content_type = _content_type(part)
         if content_type in ("text/plain", "text/html") and not _is_attachment(part):
             if content_type == "text/plain" and layout.text is None:
@@ -319,6 +334,13 @@ def _layout(message: Message, run: ParseRun, until: int | None = None) -> _Layou
         if until is not None and len(layout.attachments) > until:
             break
     return layout
+
+
+def _empty_multipart(part: Message) -> bool:
+    if part.get_content_maintype() != "multipart":
+        return False
+    payload = part.get_payload()
+    return isinstance(payload, str) and (not payload or payload.isspace())
 
 
 def _last_leaf(message: Message) -> Message:
@@ -433,7 +455,7 @@ def _searched(text: str, what: str, run: ParseRun) -> str:
 
 def _links_and_codes(
     subject: str, text: str | None, html: str | None, html_first: bool, run: ParseRun
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+) -> tuple[tuple[Link, ...], tuple[str, ...]]:
     if run.expired():
         run.cut("links and codes not searched")
         return (), ()
@@ -441,19 +463,26 @@ def _links_and_codes(
     text = _searched(text, "the text body", run) if text is not None else None
     html = _searched(html, "the HTML body", run) if html is not None else None
     in_text = text_links(text, deadline=deadline) if text is not None else []
-    in_html: list[str] = []
+    in_html: list[tuple[str, str | None]] = []
     body = text if text is not None else ""
     if html is not None:
-        from ._html import html_links, html_text  # only for mail that has HTML
+        from ._html import html_anchors, html_text  # only for mail that has HTML
 
-        in_html = html_links(html, deadline=deadline)
+        in_html = html_anchors(html, deadline=deadline)
         body = text if text is not None else html_text(html)
-    found = in_html + in_text if html_first else in_text + in_html
-    links = dict.fromkeys(clean(url) for url in found)
-    codes = find_codes(_searched(subject, "the subject", run), body, deadline=deadline)
+    links = _link_details(in_html, in_text, html_first)
+    codes = find_codes(_searched(subject, "the subject", run), body, html, deadline=deadline)
     if run.expired():
         run.cut("links and codes may be incomplete")
-    return tuple(links), tuple(clean(code) for code in codes)
+    return links, tuple(clean(code) for code in codes)
+
+
+def _link_details(
+    in_html: list[tuple[str, str | None]], in_text: list[str], html_first: bool
+) -> tuple[Link, ...]:
+    from_html = [Link(clean(url), clean(text) if text else None, "html") for url, text in in_html]
+    from_text = [Link(clean(url), None, "text") for url in in_text]
+    return tuple(from_html + from_text if html_first else from_text + from_html)
 
 
 # --- public API ----------------------------------------------------------------
@@ -470,9 +499,12 @@ def parse_message(raw: bytes, *, budget: float = 0.5) -> ParsedMessage:
       text part at all (HTML only, attachments only) gives ``None``.
     - A multipart that cannot be split (no boundary, or nested too deeply for
       the parser) is treated as one ``text/plain`` part holding its body.
-    - ``links`` come from the ``text`` and ``html`` bodies in document order;
-      ``codes`` from the subject, then ``text`` (or the HTML's visible text when
-      there is no text part). See :func:`pytest_tempinbox._extract.find_codes`.
+    - ``link_details`` (each link with its anchor's text, see
+      :func:`pytest_tempinbox._html.html_anchors`), and so ``links``, come
+      from the ``text`` and ``html`` bodies in document order;
+      ``codes`` from the subject and ``text`` (or the HTML's visible text when
+      there is no text part), most likely first, the HTML telling which words
+      stand out. See :func:`pytest_tempinbox._codes.find_codes`.
       Only the first 1 MiB of each is searched.
     - At most :data:`MAX_ATTACHMENTS` attachments are listed.
 
@@ -565,7 +597,7 @@ def _parsed(raw: bytes, run: ParseRun, structure: _Structure) -> ParsedMessage:
     subject = headers["subject"][0] if "subject" in headers else ""
     text = structure.text() if structure.text is not None else None
     html = structure.html() if structure.html is not None else None
-    links, codes = _links_and_codes(subject, text, html, structure.html_first, run)
+    link_details, codes = _links_and_codes(subject, text, html, structure.html_first, run)
 
     attachments = []
     if layout is not None:
@@ -594,9 +626,10 @@ def _parsed(raw: bytes, run: ParseRun, structure: _Structure) -> ParsedMessage:
         html=html,
         headers=headers,
         attachments=tuple(attachments),
-        links=links,
+        links=tuple(dict.fromkeys(link.url for link in link_details)),
         codes=codes,
         defects=run.defects(),
+        link_details=link_details,
     )
 
 
@@ -609,6 +642,20 @@ def attachment_payload(raw: bytes, index: int, *, budget: float = 2.0) -> tuple[
     ``budget`` seconds allow to be read: four times :func:`parse_message`'s
     default, so that every attachment it listed is found.
     """
+    described, _, payload = served_attachment(raw, index, budget=budget)
+    return described, payload
+
+
+def served_attachment(
+    raw: bytes, index: int, *, budget: float = 2.0
+) -> tuple[Attachment, str, bytes]:
+    """Return attachment ``index`` as the API serves it: description, Content-Type, bytes.
+
+    The Content-Type is the part's own with its parameters, as an HTTP header
+    value (see :func:`pytest_tempinbox._headers.media_type`): a
+    ``text/csv; charset=windows-1252`` part is served so, and a part without a
+    charset is served without one. Raises as :func:`attachment_payload`.
+    """
     if not 0 <= index < MAX_ATTACHMENTS:
         why = f" (only the first {MAX_ATTACHMENTS:,} are listed)" if index > 0 else ""
         raise AttachmentNotFound(f"the message has no attachment {index}{why}")
@@ -616,7 +663,14 @@ def attachment_payload(raw: bytes, index: int, *, budget: float = 2.0) -> tuple[
     layout = _layout(_parse(raw, run), run, until=index)
     if index < len(layout.attachments):
         path, part = layout.attachments[index]
-        return _attachment(part, index, _linesep(raw), run, _part_name(path))
+        described, payload = _attachment(part, index, _linesep(raw), run, _part_name(path))
+        try:
+            # Not those of a multipart served as text (its boundary means nothing then).
+            own = described.content_type == clean(part.get_content_type())
+            params = part.get_params() if own else None
+        except Exception:
+            params = None
+        return described, media_type(described.content_type, params), payload
     if layout.stopped or run.feed_cut:
         why = f"only {len(layout.attachments):,} could be read within the parse budget"
     else:

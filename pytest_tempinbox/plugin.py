@@ -565,16 +565,21 @@ def tempinbox_client(
 
 @pytest.fixture
 def tempinbox_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., Inbox]]:
-    """Make new inboxes: ``tempinbox_factory(prefix=None, domain=None) -> Inbox``.
+    """Make new inboxes: ``tempinbox_factory(prefix=None, domain=None, *, address=None) -> Inbox``.
 
     For tests that need several addresses; every inbox it made is deleted at
-    teardown, and listed in the report of a failing test.
+    teardown, and listed in the report of a failing test. ``address`` makes
+    exactly that inbox (``"alice@tempinbox.test"``), for test data that seeds
+    users with fixed addresses; it fails with
+    :class:`~pytest_tempinbox.errors.AddressTaken` while a live inbox has it.
     """
     client = request.config.stash[_SERVERS].client()
     made = _inboxes_of(request)
 
-    def factory(prefix: str | None = None, domain: str | None = None) -> Inbox:
-        inbox = client.generate(prefix=prefix, domain=domain)
+    def factory(
+        prefix: str | None = None, domain: str | None = None, *, address: str | None = None
+    ) -> Inbox:
+        inbox = client.generate(prefix=prefix, domain=domain, address=address)
         made.append(inbox)
         return inbox
 

@@ -18,10 +18,11 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 
-from .errors import InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
+from ._match import searchable_text
+from .errors import AddressTaken, InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
 from .faults import FaultQueue
 from .limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from .models import Envelope, Fault, Message, Stage
@@ -30,7 +31,10 @@ from .parsing import parse_message
 __all__ = [
     "DEFAULT_DOMAIN",
     "MAX_ADDRESS_LENGTH",
+    "MAX_LOCAL_PART",
+    "Facets",
     "Inbox",
+    "Select",
     "Store",
     "StoredMessage",
     "normalize_address",
@@ -48,6 +52,20 @@ _RANDOM_LENGTH = 12
 _TOKENS = len(_ALPHABET) ** _RANDOM_LENGTH
 # \s is str.isspace() here: Unicode white space.
 _NOT_IN_ADDRESS = re.compile(r"[\s\x00-\x1f\x7f]")
+MAX_LOCAL_PART = 64  # octets (RFC 5321 4.5.3.1.1)
+# A dot-atom of RFC 5322 atext, less "/": the API's paths could not name it.
+_ATOM = r"[a-z0-9!#$%&'*+=?^_`{|}~-]+"
+_CHOSEN_LOCAL_PART = re.compile(rf"{_ATOM}(?:\.{_ATOM})*")
+
+Facets = tuple[str, str | None, tuple[str, ...]]
+"""What the filters of ``GET /api/messages/{email}`` look at in a message.
+
+Its subject, its ``From`` address (None without one), and the white-space
+collapsed forms of its text and HTML bodies that the ``text`` filter searches
+(see :mod:`pytest_tempinbox._match`).
+"""
+Select = Callable[[list["StoredMessage"]], Awaitable[list["StoredMessage"]]]
+"""Keeps the messages a filter wants, awaited by :meth:`Store.wait` outside the store's lock."""
 
 
 def normalize_address(address: str) -> str:
@@ -78,10 +96,11 @@ class StoredMessage:
     """One copy of a received message, as delivered to one inbox.
 
     The raw bytes are kept exactly as received; parsing happens on first read,
-    and only its JSON form is kept (the most compact of the parsed forms).
+    and only its JSON form is kept (the most compact of the parsed forms). The
+    first filtered read of it also keeps its :data:`Facets`.
     """
 
-    __slots__ = ("_json", "envelope", "id", "inbox", "raw", "received_at")
+    __slots__ = ("_facets", "_json", "envelope", "id", "inbox", "raw", "received_at")
 
     def __init__(
         self, id: str, inbox: str, envelope: Envelope, raw: bytes, received_at: datetime
@@ -92,6 +111,7 @@ class StoredMessage:
         self.raw = raw
         self.received_at = received_at
         self._json: bytes | None = None
+        self._facets: Facets | None = None
 
     def message(self) -> Message:
         """Parse the raw bytes into the full message object that the API serves.
@@ -124,6 +144,7 @@ class StoredMessage:
             codes=parsed.codes,
             size=len(self.raw),
             defects=parsed.defects,
+            link_details=parsed.link_details,
         )
 
     @property
@@ -138,10 +159,38 @@ class StoredMessage:
         Two threads asking at once may both compute it; they get equal bytes.
         """
         if self._json is None:
-            self._json = json.dumps(
-                self.message().to_json(), ensure_ascii=False, separators=(",", ":")
-            ).encode("utf-8")
+            self._json = _json_bytes(self.message())
         return self._json
+
+    @property
+    def has_facets(self) -> bool:
+        """Tell whether :meth:`facets` is computed already (reading it is then free)."""
+        return self._facets is not None
+
+    def facets(self) -> Facets:
+        """What the message filters look at (computed once, with the JSON form if not parsed yet).
+
+        Kept only for messages that a filter has looked at: the text forms cost
+        about the size of the message's text again, which reads without a
+        filter never pay.
+        """
+        facets = self._facets
+        if facets is None:
+            if self._json is None:
+                message = self.message()
+                self._json = _json_bytes(message)
+                sender = None if message.sender is None else message.sender.email
+                subject, text, html = message.subject, message.text, message.html
+            else:  # decoding the JSON costs a fraction of parsing the message again
+                data = json.loads(self._json)
+                sender = None if data["from"] is None else data["from"]["email"]
+                subject, text, html = data["subject"], data["text"], data["html"]
+            facets = self._facets = (subject, sender, searchable_text(text, html))
+        return facets
+
+
+def _json_bytes(message: Message) -> bytes:
+    return json.dumps(message.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class Inbox:
@@ -269,17 +318,32 @@ class Store:
             }
 
     def generate(
-        self, prefix: str | None = None, domain: str | None = None, ttl: float | None = None
+        self,
+        prefix: str | None = None,
+        domain: str | None = None,
+        ttl: float | None = None,
+        *,
+        address: str | None = None,
     ) -> Inbox:
-        """Create an inbox at a brand new address and return it.
+        """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
 
         ``prefix`` (1-32 of ``a-z 0-9 . _ -``, not starting with a dot nor holding
         two dots in a row) starts the local part; ``domain`` must be one of the
         store's domains; ``ttl`` (seconds, up to a week) overrides the store's
         ``inbox_ttl``. Bad values raise :class:`InvalidRequest`.
+
+        ``address`` creates exactly that inbox, lowercased, for test data that
+        seeds fixed addresses; see :meth:`chosen_address` for what it may be.
+        It names the whole address, so it goes without ``prefix`` and ``domain``
+        (:class:`InvalidRequest`). :class:`AddressTaken` when a live inbox has
+        it; once that one is deleted or expired, it may be created again.
         """
         if ttl is not None and not 0 < ttl <= MAX_TTL:
             raise InvalidRequest(f"ttl must be a number of seconds above 0, up to {MAX_TTL}")
+        if address is not None:
+            if prefix is not None or domain is not None:
+                raise InvalidRequest("address names the whole address: give no prefix or domain")
+            return self._create(self.chosen_address(address), ttl)
         if prefix is not None and (
             not PREFIX_PATTERN.fullmatch(prefix) or prefix.startswith(".") or ".." in prefix
         ):
@@ -294,12 +358,43 @@ class Store:
                 f"domain {domain[:80]!r} is not served here; use one of: {', '.join(self.domains)}"
             )
         token = _base36(secrets.randbelow(_TOKENS)).rjust(_RANDOM_LENGTH, _ALPHABET[0])
+        with self._lock:
+            while True:  # a chosen address could hold a generated one's place
+                self._generated += 1
+                local = token + _base36(self._generated)
+                local = f"{prefix}-{local}" if prefix else local
+                generated = f"{local}@{domain.lower()}"
+                if generated not in self._inboxes:
+                    return self._create(generated, ttl)
+
+    def chosen_address(self, address: str) -> str:
+        """Return ``address`` lowercased if an inbox may be created at it by choice.
+
+        Its domain must be one of the store's (else :class:`InvalidRequest`),
+        and its local part what every SMTP client sends unquoted: a dot-atom of
+        ``a-z 0-9 !#$%&'*+=?^_`{|}~-`` with single dots between the atoms, at
+        most 64 octets; no quoted local part, no ``/`` (the API's paths could
+        not name it), no non-ASCII (:class:`InvalidAddress` otherwise).
+        """
+        folded = normalize_address(address)
+        local, _, domain = folded.rpartition("@")
+        if len(local) > MAX_LOCAL_PART or not _CHOSEN_LOCAL_PART.fullmatch(local):
+            raise InvalidAddress(
+                f"{address[:80]!r} cannot be chosen: its local part must be at most"
+                f" {MAX_LOCAL_PART} characters of a-z, 0-9 and !#$%&'*+=?^_`{{|}}~-, with"
+                " single dots between them (no quoted local part, no '/', no non-ASCII)"
+            )
+        if domain not in self.domains:
+            raise InvalidRequest(
+                f"domain {domain[:80]!r} is not served here; use one of: {', '.join(self.domains)}"
+            )
+        return folded
+
+    def _create(self, address: str, ttl: float | None) -> Inbox:
         ttl = ttl if ttl is not None else self.inbox_ttl
         with self._lock:
-            self._generated += 1
-            token += _base36(self._generated)
-            local = f"{prefix}-{token}" if prefix else token
-            address = f"{local}@{domain.lower()}"
+            if self._live(address) is not None:
+                raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
             inbox = Inbox(address=address, created_at=datetime.now(timezone.utc))
             if ttl is not None:
                 inbox.deadline = time.monotonic() + ttl
@@ -421,7 +516,12 @@ class Store:
         return purged
 
     async def wait(
-        self, address: str, *, after: str | None = None, timeout: float = 0.0
+        self,
+        address: str,
+        *,
+        after: str | None = None,
+        timeout: float = 0.0,
+        select: Select | None = None,
     ) -> list[StoredMessage]:
         """Return the messages after ``after``, waiting up to ``timeout`` seconds for one.
 
@@ -429,7 +529,14 @@ class Store:
         delivery wakes it (no polling), or with ``[]`` when the time is up or the
         store closes. Raises :class:`InboxNotFound` if the inbox is (or gets)
         deleted.
+
+        With ``select``, only the messages it keeps count: a delivery it drops
+        does not end the wait, which goes on until one it keeps arrives or the
+        time is up. It is awaited outside the store's lock, once for the
+        messages there are and then once for each delivery's new ones.
         """
+        if select is not None:
+            return await self._wait_selected(address, after, timeout, select)
         return await self._wait(address, lambda inbox: inbox.messages_after(after), timeout)
 
     async def follow(self, address: str, cursor: str, timeout: float) -> list[StoredMessage]:
@@ -461,7 +568,47 @@ class Store:
         # Woken by a delivery (there is a message now), a delete (get raises) or
         # close (the list may be empty).
         with self._lock:
-            return pick(self.get(address))
+            return pick(self._same(address, inbox))
+
+    async def _wait_selected(
+        self, address: str, after: str | None, timeout: float, select: Select
+    ) -> list[StoredMessage]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        with self._lock:
+            inbox = self.get(address)
+            found = inbox.messages_after(after)
+        cursor = after or ""
+        while True:
+            kept = await select(found)  # outside the lock: it may parse, off the loop
+            remaining = deadline - loop.time()
+            if kept or remaining <= 0 or self._closed:
+                return kept
+            # None of the messages up to the cursor is wanted: only newer ones can be.
+            cursor = found[-1].id if found else cursor
+            waiter: asyncio.Future[None] = loop.create_future()
+            with self._lock:
+                found = self._same(address, inbox).messages_since(cursor)
+                if found or self._closed:
+                    continue
+                inbox.waiters.add(waiter)
+            try:
+                await asyncio.wait_for(waiter, remaining)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                with self._lock:
+                    inbox.waiters.discard(waiter)
+            with self._lock:
+                found = self._same(address, inbox).messages_since(cursor)
+
+    def _same(self, address: str, inbox: Inbox) -> Inbox:
+        # A wait that began on ``inbox`` ends with 404 once it is gone, also when
+        # an inbox has been created at its address since (a chosen address).
+        current = self.get(address)
+        if current is not inbox:
+            raise InboxNotFound(f"no inbox at {address[:80]!r}: deleted or expired")
+        return current
 
     def cursor(self, address: str) -> str:
         """The id of the inbox's newest message, ``""`` if none: :meth:`follow` from now on."""

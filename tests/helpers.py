@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from email.message import EmailMessage
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,34 @@ def make_message(
     message["Subject"] = subject
     message.set_content(body)
     return message
+
+
+def message_json(**fields: Any) -> dict[str, Any]:
+    """A message's JSON object as the server serves it, with ``fields`` replacing the defaults."""
+    data: dict[str, Any] = {
+        "id": "0001",
+        "inbox": "user@tempinbox.test",
+        "envelope": {"mail_from": "app@example.com", "rcpt_to": ["user@tempinbox.test"]},
+        "message_id": None,
+        "from": {"name": None, "email": "app@example.com"},
+        "to": [],
+        "cc": [],
+        "reply_to": [],
+        "subject": "Hello",
+        "date": None,
+        "received_at": "2026-01-02T00:00:00.000Z",
+        "text": None,
+        "html": None,
+        "headers": {},
+        "attachments": [],
+        "links": [],
+        "link_details": [],
+        "codes": [],
+        "size": 100,
+        "defects": [],
+    }
+    data.update(fields)
+    return data
 
 
 def send(server: InboxServer, message: EmailMessage, to: Sequence[str] | None = None) -> None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import smtplib
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlsplit
 
 import jsonschema
 import pytest
 import requests
 
 from pytest_tempinbox import __version__
+from pytest_tempinbox.client import HTTPTransport
 from pytest_tempinbox.openapi import openapi_document
 from pytest_tempinbox.server import InboxServer
 
@@ -362,6 +365,99 @@ def test_attachment_bytes_type_and_filename(
     second = http.get(f"{base}/1")
     assert second.content == b"a,b\n"
     assert 'filename="passwd"' in second.headers["content-disposition"]
+
+
+def _attachment_url(server: InboxServer, http: requests.Session, address: str) -> str:
+    (listed,) = http.get(f"{server.api_url}/messages/{address}").json()
+    return f"{server.api_url}/messages/{address}/{listed['id']}/attachments"
+
+
+CSV_1252 = "café;€ 5\n".encode("windows-1252")
+
+
+def test_a_text_attachment_is_served_with_its_own_charset_only(
+    server: InboxServer, http: requests.Session, address: str
+) -> None:
+    message = make_message(address)
+    params = {"charset": "windows-1252"}
+    message.add_attachment(CSV_1252, maintype="text", subtype="csv", params=params)
+    send(server, message)
+    response = http.get(f"{_attachment_url(server, http, address)}/0")
+    assert response.headers["content-type"] == "text/csv; charset=windows-1252"
+    assert response.encoding == "windows-1252"
+    assert response.text == "café;€ 5\n"
+    # The JSON description gives the bare type.
+    (listed,) = http.get(f"{server.api_url}/messages/{address}").json()
+    assert listed["attachments"][0]["content_type"] == "text/csv"
+
+
+def test_a_text_attachment_without_a_charset_is_served_without_one(
+    server: InboxServer, http: requests.Session, address: str
+) -> None:
+    message = make_message(address)
+    message.add_attachment(b"a,b\n", maintype="text", subtype="csv", filename="a.csv")
+    send(server, message)
+    response = http.get(f"{_attachment_url(server, http, address)}/0")
+    # No charset=utf-8 added, and the name is left to Content-Disposition.
+    assert response.headers["content-type"] == "text/csv"
+    assert 'filename="a.csv"' in response.headers["content-disposition"]
+
+
+def test_an_attachment_keeps_its_other_parameters_in_the_raw_header(
+    server: InboxServer, http: requests.Session, address: str
+) -> None:
+    message = make_message(address)
+    message.add_attachment(
+        b"flowed \nlines\n",
+        maintype="text",
+        subtype="plain",
+        filename="notes.txt",
+        params={"format": "flowed", "charset": "ISO-8859-15", "delsp": "yes"},
+    )
+    send(server, message)
+    url = urlsplit(f"{_attachment_url(server, http, address)}/0")
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        request = f"GET {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\nConnection: close\r\n\r\n"
+        sock.sendall(request.encode("ascii"))
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head = answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+    assert head[0] == b"HTTP/1.1 200 OK"
+    types = [line for line in head if line.lower().startswith(b"content-type:")]
+    assert types == [b"content-type: text/plain; format=flowed; charset=ISO-8859-15; delsp=yes"]
+
+
+def test_the_in_process_transport_serves_an_attachment_as_http_does(
+    server: InboxServer, http: requests.Session, address: str
+) -> None:
+    message = make_message(address)
+    params = {"charset": "windows-1252"}
+    message.add_attachment(CSV_1252, maintype="text", subtype="csv", params=params)
+    send(server, message)
+    path = urlsplit(_attachment_url(server, http, address)).path.removeprefix("/api") + "/0"
+    local = server.local_transport().request("GET", path, timeout=10)
+    over_http = HTTPTransport(server.api_url).request("GET", path, timeout=10)
+    assert local == over_http
+    assert (local.status, local.content_type, local.content) == (200, "text/csv", CSV_1252)
+
+
+def test_an_attachment_of_an_unservable_type_is_octet_stream(
+    server: InboxServer, http: requests.Session, address: str
+) -> None:
+    raw = (
+        f"From: a@example.test\r\nTo: {address}\r\nSubject: odd\r\n"
+        'Content-Type: multipart/mixed; boundary="b"\r\n\r\n'
+        "--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n"
+        "--b\r\nContent-Type: application/x\u20acy; charset=utf-8\r\n"
+        "Content-Disposition: attachment\r\n\r\ndata\r\n--b--\r\n"
+    ).encode()
+    with smtplib.SMTP(server.smtp_host, server.smtp_port, local_hostname=CLIENT_NAME) as smtp:
+        smtp.sendmail("a@example.test", [address], raw)
+    response = http.get(f"{_attachment_url(server, http, address)}/0")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/octet-stream"
+    assert response.content == b"data"
 
 
 def test_an_attachment_index_out_of_range_is_404(

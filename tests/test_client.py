@@ -191,6 +191,7 @@ def test_a_message_built_from_json_without_a_client_cannot_download() -> None:
         "headers": {},
         "attachments": [],
         "links": [],
+        "link_details": [],
         "codes": [],
         "size": 0,
         "defects": [],

@@ -233,7 +233,7 @@ def test_the_message_schema_is_documented() -> None:
     message = sections(page("api.md"), 2)["The message object"]
     tables = {"Message": message.split("### ")[0], **sections(message, 3)}
     envelope = schemas["Message"]["properties"]["envelope"]
-    parts = [(name, schemas[name]) for name in ("Message", "Address", "Attachment")]
+    parts = [(name, schemas[name]) for name in ("Message", "Address", "Attachment", "Link")]
     for title, schema in [*parts, ("Envelope", envelope)]:
         rows = table_rows(tables[title])
         for name in schema["properties"]:

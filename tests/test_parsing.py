@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import base64
 import dataclasses
+import functools
 import json
 import random
 import time
@@ -8,15 +10,21 @@ from datetime import datetime, timedelta, timezone
 from email.errors import NonPrintableDefect
 from email.feedparser import BytesFeedParser
 from email.message import EmailMessage, Message
+from email.utils import getaddresses
 from typing import Any
 
 import pytest
 
-from pytest_tempinbox import _decode, _extract, _html, parsing
+from pytest_tempinbox import _codes, _decode, _extract, _html, parsing
 from pytest_tempinbox._simple import SIMPLE_LIMIT, simple_message
 from pytest_tempinbox.errors import AttachmentNotFound
 from pytest_tempinbox.models import Address, Attachment
-from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
+from pytest_tempinbox.parsing import (
+    ParsedMessage,
+    attachment_payload,
+    parse_message,
+    served_attachment,
+)
 
 
 def assert_json_safe(parsed: ParsedMessage) -> None:
@@ -70,6 +78,7 @@ def test_public_names_are_exported() -> None:
         "ParsedMessage",
         "attachment_payload",
         "parse_message",
+        "served_attachment",
     ]
 
 
@@ -167,6 +176,48 @@ def test_undeclared_8bit_latin1_body_is_decoded_as_latin1() -> None:
 def test_us_ascii_declared_over_utf8_bytes_is_read_as_utf8() -> None:
     raw = lines("Content-Type: text/plain; charset=us-ascii", "", "café")
     assert parse(raw).text == "café"
+
+
+def test_gb2312_text_holding_gbk_characters_is_read_as_gbk() -> None:
+    # "屄" is in GBK, not in GB 2312: mail labelled gb2312 often holds such characters.
+    subject = "=?gb2312?b?" + base64.b64encode("这是什么屄".encode("gbk")).decode() + "?="
+    body = "你好屄".encode("gbk")
+    content_type = "Content-Type: text/plain; charset=gb2312"
+    parsed = parse(lines(f"Subject: {subject}", content_type, "", body))
+    assert (parsed.subject, parsed.text) == ("这是什么屄", "你好屄")
+    assert parsed.defects == ()
+
+
+@pytest.mark.parametrize(
+    ("charset", "text"),
+    [("euc-kr", "똠방각하"), ("shift_jis", "①髙"), ("big5", "嘅")],
+)
+def test_legacy_cjk_labels_read_their_windows_supersets(charset: str, text: str) -> None:
+    superset = {"euc-kr": "cp949", "shift_jis": "cp932", "big5": "big5hkscs"}[charset]
+    body = text.encode(superset)
+    parsed = parse(lines(f"Content-Type: text/plain; charset={charset}", "", body))
+    assert parsed.text == text
+    assert parsed.defects == ()
+
+
+def test_utf8_with_a_damaged_byte_keeps_the_rest_as_utf8() -> None:
+    body = "Привет, ".encode() + b"\xd1f" + " мир".encode()
+    parsed = parse(lines("Content-Type: text/plain; charset=utf-8", "", body))
+    assert parsed.text == "Привет, Ñf мир"
+    assert parsed.defects == (
+        "the body is not valid 'utf-8', decoded as UTF-8, its other bytes as latin-1",
+    )
+    undeclared = parse(lines("Subject: x", "", "déjà ".encode() + b"vu \xe9t\xe9"))
+    assert undeclared.text == "déjà vu été"
+
+
+def test_text_with_many_runs_of_non_utf8_bytes_is_read_as_latin1() -> None:
+    body = "é".encode() + b" caf\xe9" * 5000
+    started = time.perf_counter()
+    parsed = parse(lines("Subject: x", "", body))
+    assert time.perf_counter() - started < 1
+    assert parsed.text == "Ã©" + " café" * 5000
+    assert parsed.defects == ("undeclared 8-bit text in the body, decoded as latin-1",)
 
 
 def test_non_text_charset_codec_is_not_applied() -> None:
@@ -306,6 +357,108 @@ def test_trailing_comma_in_cc_keeps_the_address() -> None:
     assert parse(lines("Cc: a@example.test,", "", "")).cc == (
         Address(name=None, email="a@example.test"),
     )
+
+
+UNQUOTED_NOTE = "unquoted address as display name in header {!r}"
+
+
+@pytest.mark.parametrize("name", ["From", "Cc", "Reply-To"])
+def test_an_unquoted_address_as_display_name_is_the_name(name: str) -> None:
+    raw = lines(f"{name}: alice@example.test <bob@example.test>", "Subject: x", "", "hi")
+    parsed = parse(raw)
+    read = {"From": (parsed.sender,), "Cc": parsed.cc, "Reply-To": parsed.reply_to}[name]
+    assert read == (Address(name="alice@example.test", email="bob@example.test"),)
+    assert parsed.defects == (UNQUOTED_NOTE.format(name),)
+
+
+def test_an_unquoted_address_as_display_name_among_others() -> None:
+    raw = lines(
+        "To: c@example.test, Alice alice@example.test<a@example.test> (work), d@example.test",
+        "Cc: Team: x@example.test <y@example.test>;, z@example.test",
+        "",
+        "",
+    )
+    parsed = parse(raw)
+    assert parsed.to == (
+        Address(name=None, email="c@example.test"),
+        Address(name="Alice alice@example.test", email="a@example.test"),
+        Address(name=None, email="d@example.test"),
+    )
+    assert parsed.cc == (
+        Address(name="x@example.test", email="y@example.test"),
+        Address(name=None, email="z@example.test"),
+    )
+    assert parsed.defects == (UNQUOTED_NOTE.format("To"), UNQUOTED_NOTE.format("Cc"))
+
+
+def test_an_encoded_word_holding_an_address_is_the_display_name() -> None:
+    raw = lines(
+        "From: =?utf-8?q?alice@example.test?= <bob@example.test>",
+        "To: =?utf-8?q?=C3=A9lise=40example.test?= <e@example.test>",
+        "",
+        "",
+    )
+    parsed = parse(raw)
+    assert parsed.sender == Address(name="alice@example.test", email="bob@example.test")
+    # Encoded as RFC 2047 says: nothing is wrong with it.
+    assert parsed.to == (Address(name="élise@example.test", email="e@example.test"),)
+    assert parsed.defects == (UNQUOTED_NOTE.format("From"),)
+
+
+@pytest.mark.parametrize(
+    ("header", "read"),
+    [
+        ("a@example.test (a,b) < b@example.test >", ("a@example.test", "b@example.test")),
+        ("a@example.test (c <d@x.test>) <b@example.test>", ("a@example.test", "b@example.test")),
+        ("a@example.test < (note) b@example.test (tail) >", ("a@example.test", "b@example.test")),
+        ('a@example.test <"b c"@example.test>', ("a@example.test", '"b c"@example.test')),
+        ("a@example.test <b@[IPv6:2001:db8::1]>", ("a@example.test", "b@[IPv6:2001:db8::1]")),
+        ("a@example.test <\tb@example.test >", ("a@example.test", "b@example.test")),
+    ],
+)
+def test_an_unquoted_address_as_display_name_with_comments_and_blanks(
+    header: str, read: tuple[str, str]
+) -> None:
+    parsed = parse(lines(f"From: {header}", "", ""))
+    assert parsed.sender == Address(name=read[0], email=read[1])
+    assert parsed.defects == (UNQUOTED_NOTE.format("From"),)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "a@example.test <b@example.test> <c@example.test>",
+        "a@example.test <b@example.test> c@example.test",
+        "a@example.test <b@example.test",
+        "a@example.test <>",
+    ],
+)
+def test_an_ambiguous_address_list_is_read_as_before(header: str) -> None:
+    parsed = parse(lines(f"To: {header}", "", ""))
+    assert parsed.to == tuple(
+        Address(name=name or None, email=email) for name, email in getaddresses([header]) if email
+    )
+    assert UNQUOTED_NOTE.format("To") not in parsed.defects
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        '"alice@example.test" <bob@example.test>',
+        "Alice <bob@example.test>",
+        "bob@example.test (alice@example.test)",
+        '"a b"@example.test',
+        "<bob@example.test>",
+        "Team: <bob@example.test>;",
+    ],
+)
+def test_well_formed_addresses_read_as_getaddresses_reads_them(header: str) -> None:
+    parsed = parse(lines(f"To: {header}", "", ""))
+    expected = tuple(
+        Address(name=name or None, email=email) for name, email in getaddresses([header])
+    )
+    assert parsed.to == expected
+    assert parsed.defects == ()
 
 
 # --- dates ---------------------------------------------------------------------
@@ -575,6 +728,32 @@ def test_multipart_without_boundary_is_served_as_text() -> None:
     assert parsed.attachments == ()
 
 
+def test_an_empty_multipart_that_cannot_be_split_is_no_body() -> None:
+    # Real mail: a multipart/alternative reusing its parent's boundary, so that its
+    # text and HTML parts become its parent's.
+    raw = lines(
+        'Content-Type: multipart/mixed; boundary="b"',
+        "",
+        "--b",
+        'Content-Type: multipart/alternative; boundary="b"',
+        "",
+        "--b",
+        "Content-Type: text/plain",
+        "",
+        "the text",
+        "--b",
+        "Content-Type: text/html",
+        "",
+        "<p>the html</p>",
+        "--b--",
+        "",
+    )
+    parsed = parse(raw)
+    assert (parsed.text, parsed.html) == ("the text", "<p>the html</p>")
+    assert parsed.attachments == ()
+    assert parsed.defects == ("multipart whose boundary never occurs in part 1",)
+
+
 def nested(depth: int) -> bytes:
     head = [
         f"Content-Type: multipart/mixed; boundary=b{level}\r\n\r\n--b{level}"
@@ -652,6 +831,50 @@ def test_attachment_payload_out_of_range_raises(index: int) -> None:
 def test_attachment_payload_of_message_without_attachments_raises() -> None:
     with pytest.raises(AttachmentNotFound):
         attachment_payload(text_message().as_bytes(), 0)
+
+
+def _served_type(content_type: str) -> str:
+    raw = lines(
+        'Content-Type: multipart/mixed; boundary="b"',
+        "",
+        "--b",
+        "Content-Type: text/plain",
+        "",
+        "body",
+        "--b",
+        f"Content-Type: {content_type}",
+        "Content-Disposition: attachment",
+        "",
+        "data",
+        "--b--",
+        "",
+    )
+    attachment, served, payload = served_attachment(raw, 0)
+    assert payload.rstrip() == b"data"
+    assert attachment == parse(raw).attachments[0]
+    return served
+
+
+@pytest.mark.parametrize(
+    ("content_type", "served"),
+    [
+        ("text/csv; charset=windows-1252", "text/csv; charset=windows-1252"),
+        ("text/csv", "text/csv"),
+        ('Text/Plain; Format=flowed; charset="UTF-8"', "text/plain; format=flowed; charset=UTF-8"),
+        ('application/pdf; name="report.pdf"', "application/pdf"),
+        ("text/plain; charset*=utf-8''iso-8859-15", "text/plain; charset=iso-8859-15"),
+        ('text/plain; title="a \\"b\\"; c"', 'text/plain; title="a \\"b\\"; c"'),
+        ('text/plain; title="caf\u00e9"; charset=utf-8', "text/plain; charset=utf-8"),
+        ("text/plain; charset=utf-8; charset=latin-1; flag", "text/plain; charset=utf-8"),
+        ("text/plain; x=" + "y" * 2000 + "; charset=utf-8", "text/plain"),
+        ("multipart/mixed; charset=utf-8", "text/plain"),  # no boundary: served as text
+        ("application/x y", "application/octet-stream"),
+    ],
+)
+def test_an_attachment_is_served_with_its_own_type_and_parameters(
+    content_type: str, served: str
+) -> None:
+    assert _served_type(content_type) == served
 
 
 # --- links ---------------------------------------------------------------------
@@ -799,7 +1022,9 @@ def test_codes_come_from_visible_html_without_a_text_part() -> None:
         "<body><p>Your code:</p><table><tr><td>1234</td><td>5678</td></tr></table>"
         "<p><b>834201</b></p><script>var x = 333333;</script></body></html>",
     )
-    assert parse(raw).codes == ("1234", "5678", "834201")
+    # Most likely first: 1234 follows "Your code:" on its own line; 834201 is alone
+    # on its line and bold; 5678 is only alone on its line.
+    assert parse(raw).codes == ("1234", "834201", "5678")
 
 
 def test_html_text_keeps_stray_brackets_and_decodes_entities() -> None:
@@ -1029,7 +1254,10 @@ def test_links_and_codes_cut_by_the_clock_are_said_to_be_incomplete(
             _html.html_links,
             "".join(f'<a href="https://x.test/{index}">' for index in range(1000)),
         ),
-        (_extract.find_codes, " ".join(f"{index:06d}" for index in range(1000))),
+        (
+            functools.partial(_codes.find_codes, ""),
+            " ".join(f"{index:06d}" for index in range(1000)),
+        ),
     ],
 )
 def test_extraction_stops_at_its_deadline(function: Any, text: str) -> None:
@@ -1161,6 +1389,10 @@ def test_huge_messages_parse_within_about_the_budget() -> None:
                 "--b--",
             ),
             "part 1 is not valid 'utf-8', decoded as latin-1",
+        ),
+        (
+            lines("Content-Type: text/plain; charset=utf-8", "", "é ".encode() + b"\xe9"),
+            "the body is not valid 'utf-8', decoded as UTF-8, its other bytes as latin-1",
         ),
         (lines("", b"caf\xe9"), "undeclared 8-bit text in the body, decoded as latin-1"),
         (

@@ -17,7 +17,7 @@ import smtplib
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from email.utils import getaddresses
+from email.utils import formataddr, getaddresses
 from typing import Any
 from unittest import mock
 from urllib.parse import quote
@@ -27,7 +27,8 @@ import requests
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_tempinbox import parsing
+from pytest_tempinbox import _headers, parsing
+from pytest_tempinbox._decode import ParseRun
 from pytest_tempinbox._headers import DOT_ATOM, SIMPLE_ADDRESS
 from pytest_tempinbox._simple import simple_message
 from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
@@ -630,6 +631,35 @@ def test_the_simple_address_shortcut_reads_as_getaddresses_does(text: str) -> No
     simple = SIMPLE_ADDRESS.fullmatch(text)
     if simple is not None:
         assert getaddresses([text]) == [(simple[1] or "", simple[2])]
+        # Nor would the other path see an unquoted address as display name there.
+        assert _headers._quote_address_names(text) is None
+
+
+_PRINTABLE_NAMES = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=15)
+_ADDR_SPECS = st.from_regex(rf"{DOT_ATOM}@{DOT_ATOM}", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(_PRINTABLE_NAMES, _ADDR_SPECS), min_size=1, max_size=4),
+    st.sampled_from([", ", ",", ",\r\n "]),
+    st.booleans(),
+)
+@example([("alice@example.com", "bob@example.com")], ", ", False)
+@example([("a@x", "b@y"), ("", "c@z")], ", ", True)
+def test_well_formed_address_lists_are_read_as_getaddresses_reads_them(
+    mailboxes: list[tuple[str, str]], separator: str, group: bool
+) -> None:
+    """The unquoted-address repair never touches a header written as RFC 5322 says."""
+    header = separator.join(formataddr(mailbox) for mailbox in mailboxes)
+    if group:
+        header = f"Team: {header};"
+    assert _headers._quote_address_names(header) is None
+    run = ParseRun(PARSE_BUDGET)
+    read = _headers.addresses("To", [header], run)
+    expected = getaddresses([header.replace("\r\n", "")])
+    assert [(a.name or "", a.email) for a in read] == [(n.strip(), e) for n, e in expected if e]
+    assert run.defects() == ()
 
 
 @settings(

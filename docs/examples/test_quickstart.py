@@ -15,7 +15,12 @@ def send_welcome(host: str, port: int, to: str) -> None:
     message["From"] = "app@example.com"
     message["To"] = to
     message["Subject"] = "Welcome to Example"
-    message.set_content("Confirm: https://app.example/confirm/abc123 - your code is 482913")
+    message.set_content("Confirm: https://app.example/confirm/abc123\nYour code: 482913\n")
+    message.add_alternative(
+        '<p><a href="https://app.example/confirm/abc123">Confirm your email</a></p>'
+        "<p>Your code: <strong>482913</strong></p>",
+        subtype="html",
+    )
     with smtplib.SMTP(host, port, local_hostname="localhost") as smtp:
         smtp.send_message(message)
 
@@ -29,6 +34,6 @@ def test_signup(tempinbox: Inbox, tempinbox_server: TempInboxServer) -> None:
     send_welcome(tempinbox_server.smtp_host, tempinbox_server.smtp_port, tempinbox.address)
 
     message = tempinbox.wait_for_message(subject="Welcome")
-    assert message.links == ("https://app.example/confirm/abc123",)
-    assert message.codes == ("482913",)
+    assert message.link(text="Confirm your email") == "https://app.example/confirm/abc123"
+    assert message.code() == "482913"
     # --8<-- [end:test]
