@@ -64,6 +64,8 @@ _CURRENCY_CODES = ("usd", "eur", "gbp", "chf", "pln", "brl", "rub", "jpy", "cny"
 # A group of an IPv6 address: "2001:db8::1", "fe80::2001".
 _IPV6_AFTER = _lazy(r":(?::|[0-9a-fA-F]{1,4}:)")
 _IPV6_BEFORE = _lazy(r"(?::|:[0-9a-fA-F]{1,4}):\Z")
+# What precedes the offset of a time zone: "10:22:01 -0500", "(GMT+0400)".
+_BEFORE_OFFSET = _lazy(r"(?:\d{1,2}:\d{2}(?::\d{2})?|GMT|UTC)\s*\Z", re.IGNORECASE)
 _STATE_BEFORE = _lazy(r"[^\W\d_],\s*[A-Z]{2}\s\Z")  # "Springfield, IL 62704"
 _CITY_AFTER = _lazy(r" ([A-ZÀ-Þ][^\W\d_]+)(?:[ -]([A-ZÀ-Þ][^\W\d_]+))?\s*(?:[,·|•]|\Z)")
 _ADDRESS_SEPARATORS = ("", ",", "·", "|", "•", "-", "\u2013")
@@ -359,6 +361,8 @@ def other_number(text: str, start: int, end: int, token: str, floor: int) -> str
     if len(token) > 5:
         return None
     if len(token) == 4:
+        if before in "+-" and _BEFORE_OFFSET().search(text, max(start - 16, 0), start - 1):
+            return "a time zone offset"
         written = _BEFORE_YEAR().search(text, max(start - 32, 0), start)
         if written is not None:
             return "a date" if written.group()[:1].isalnum() else "a year"

@@ -224,9 +224,11 @@ def decode_words(value: str, run: ParseRun | None = None, where: str = "a header
     pending = bytearray()
     pending_charset = ""
     position = 0
+    cut = False
     for count, match in enumerate(_ENCODED_WORD.finditer(value), 1):
         if run is not None and not count % 1024 and run.expired():
             run.cut(f"encoded words in {where} decoded only in part")
+            cut = True
             break
         gap = value[position : match.start()]
         charset = match.group(1).split("*", 1)[0]  # drop an RFC 2231 language tag
@@ -249,7 +251,47 @@ def decode_words(value: str, run: ParseRun | None = None, where: str = "a header
     if pending_charset:
         pieces.append(to_text(bytes(pending), pending_charset, run, where))
     pieces.append(value[position:])
-    return "".join(pieces)
+    decoded = "".join(pieces)
+    if "=?" in decoded and not cut:
+        decoded = _decode_sloppy_words(decoded, run, where)
+    return decoded
+
+
+# An encoded word whose text was never encoded: spaces and raw UTF-8 between
+# "=?utf-8?q?" and "?=", as some senders (Zitadel, for one) write their subjects.
+# Mail clients show the text; so does email.policy.default.
+# Only words that the strict pattern above could not read: some text that is not
+# encoded-text (a space, a non-ASCII character).
+_SLOPPY_WORD = re.compile(
+    r"=\?([^?\s]+)\?([qQ])\?([\x21-\x3e\x40-\x7e]*[^\x21-\x3e\x40-\x7e?][^?]*)\?="
+)
+
+
+def _decode_sloppy_words(value: str, run: ParseRun | None, where: str) -> str:
+    count = 0
+    stopped = False
+
+    def decode(match: re.Match[str]) -> str:
+        nonlocal count, stopped
+        count += 1
+        if run is not None and not stopped and not count % 1024 and run.expired():
+            run.cut(f"encoded words in {where} decoded only in part")
+            stopped = True
+        if stopped:
+            return match.group()
+        if run is not None and count == 1:
+            run.note(f"an encoded word holding unencoded text in {where}")
+        charset = match.group(1).split("*", 1)[0]
+        text = match.group(3)
+        # The raw text was read already (as UTF-8, else latin-1): back to the bytes
+        # of the declared charset, so that its "=XX" escapes join them.
+        try:
+            data = text.encode(charset)
+        except (LookupError, UnicodeEncodeError):
+            data, charset = text.encode("utf-8", "surrogatepass"), "utf-8"
+        return to_text(binascii.a2b_qp(data, header=True), charset, run, where)
+
+    return _SLOPPY_WORD.sub(decode, value)
 
 
 def unfold(value: object) -> str:

@@ -240,6 +240,19 @@ def test_adjacent_encoded_words_join_a_split_character() -> None:
     assert parse(raw).subject == "€"
 
 
+def test_an_encoded_word_holding_unencoded_utf8_is_decoded_and_noted() -> None:
+    # Zitadel writes its subjects so: raw UTF-8 and spaces inside "=?utf-8?q?...?=".
+    raw = b"Subject: =?utf-8?q?Passwort zur\xc3\xbccksetzen?= =?utf-8?q?caf=C3=A9?=\r\n\r\nhi\r\n"
+    parsed = parse(raw)
+    assert parsed.subject == "Passwort zurücksetzen café"
+    assert parsed.defects == ("an encoded word holding unencoded text in header 'Subject'",)
+
+
+def test_an_unencoded_encoded_word_keeps_its_declared_charset() -> None:
+    raw = b"Subject: =?iso-8859-1?q?zur\xfcck_jetzt?=\r\n\r\nhi\r\n"
+    assert parse(raw).subject == "zurück jetzt"
+
+
 def test_bad_encoded_word_does_not_raise() -> None:
     raw = lines("Subject: =?utf-8?b?!!!?= =?no-such-charset?q?caf=E9?= end", "", "")
     assert parse(raw).subject == "café end"
@@ -1219,6 +1232,17 @@ def test_out_of_time_encoded_words_are_served_undecoded(monkeypatch: pytest.Monk
     parsed = parse_message(raw, budget=0)
     assert "encoded words in header 'Subject' decoded only in part" in parsed.defects[0]
     assert parsed.subject.startswith("a" * 1023 + " =?utf-8?q?a?=")
+
+
+def test_out_of_time_unencoded_encoded_words_are_served_as_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parsing, "_FEED_CHUNK", 1 << 30)  # read it all, then run out of time
+    raw = b"Subject: " + b"=?utf-8?q?a b?= " * 3000 + b"\r\n\r\n"
+    parsed = parse_message(raw, budget=0)
+    assert "encoded words in header 'Subject' decoded only in part" in parsed.defects[0]
+    assert parsed.subject.startswith("a b a b")
+    assert parsed.subject.endswith("=?utf-8?q?a b?=")
 
 
 def test_out_of_time_long_address_header_is_read_in_part(monkeypatch: pytest.MonkeyPatch) -> None:
