@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["pick_link"]
 
 _LISTED = 30  # links listed in a failure at most
+# Decoration around a button's words: "Verify email address \u279c", "\u00ab Back", "Open!".
+_DECORATION = re.compile(r"^[\W_]+|[\W_]+$")
 _URL_WIDTH = 100
 _TEXT_WIDTH = 60
 
@@ -33,7 +35,7 @@ class _Filters:
     def __init__(
         self, text: str | None, contains: str | None, pattern: str | re.Pattern[str] | None
     ) -> None:
-        self.folded = collapse_space(text).casefold() if text is not None else None
+        self.folded = _text_key(text) if text is not None else None
         self.contains = contains
         self.pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
         self.checks: list[tuple[str, Callable[[Link], bool]]] = []
@@ -47,7 +49,7 @@ class _Filters:
             self.checks.append((words, self._matches))
 
     def _has_text(self, link: Link) -> bool:
-        return link.text is not None and collapse_space(link.text).casefold() == self.folded
+        return link.text is not None and _text_key(link.text) == self.folded
 
     def _contains(self, link: Link) -> bool:
         return self.contains is not None and self.contains in link.url
@@ -66,6 +68,16 @@ class _Filters:
         if len(words) == 1:
             return f" with {words[0]}"
         return f" with {', '.join(words[:-1])} and {words[-1]}"
+
+
+def _text_key(text: str) -> str:
+    """The form in which anchor texts are compared.
+
+    Letter case, runs of white space, and the symbols and punctuation around the
+    words (arrows, chevrons) do not matter.
+    """
+    folded = collapse_space(text).casefold()
+    return _DECORATION.sub("", folded) or folded
 
 
 def _line(link: Link) -> str:
@@ -99,7 +111,7 @@ def _text_hint(filters: _Filters, links: tuple[Link, ...]) -> str | None:
         if all(link.source == "text" for link in links):
             return "URLs written in the text body have no text: use contains= or pattern=."
         return "None of its links has a text: use contains= or pattern=."
-    folded = {text: collapse_space(text).casefold() for text in texts}
+    folded = {text: _text_key(text) for text in texts}
     if wanted in folded.values():
         return None  # the text is there: another filter left it out
     close = [

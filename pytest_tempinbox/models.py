@@ -256,12 +256,14 @@ class Message:
         """Return the one URL the test means, picked by its anchor text and/or the URL itself.
 
         ``text``: the anchor's visible text equals this (case-insensitive, white
-        space collapsed). ``contains``: the URL contains this. ``pattern``: the
-        URL matches this regular expression (searched). Every filter given must
-        hold. Several anchors with the same URL (a logo and a button) count as
-        one. Raises :class:`~pytest_tempinbox.errors.MailAssertionError`, listing
-        every link of the message with its text, when no URL or more than one
-        distinct URL passes.
+        space collapsed, symbols and punctuation around the words ignored: an
+        arrow after a button's words does not count). ``contains``: the URL
+        contains this. ``pattern``: the URL matches this regular expression
+        (searched). Every filter given must hold. Several anchors with the same
+        URL (a logo and a button) count as one. Raises
+        :class:`~pytest_tempinbox.errors.MailAssertionError`, listing every link
+        of the message with its text, when no URL or more than one distinct URL
+        passes.
         """
         __tracebackhide__ = True
         from ._links import pick_link

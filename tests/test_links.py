@@ -326,6 +326,22 @@ def test_every_filter_given_must_hold() -> None:
     assert message.link("Close", contains="x.test", pattern="/2$") == "https://x.test/close/2"
 
 
+def test_symbols_and_punctuation_around_a_button_text_do_not_matter() -> None:
+    message = message_with(
+        Link("https://x.test/verify", "Verify email address \u279c", "html"),
+        Link("https://x.test/back", "\u00ab Back", "html"),
+    )
+    assert message.link("verify email address") == "https://x.test/verify"
+    assert message.link("Back!") == "https://x.test/back"
+
+
+def test_a_text_of_symbols_alone_is_compared_as_it_is() -> None:
+    message = message_with(
+        Link("https://x.test/next", "\u2192", "html"), Link("https://x.test/x", "x", "html")
+    )
+    assert message.link("\u2192") == "https://x.test/next"
+
+
 def test_anchors_sharing_a_url_count_as_one() -> None:
     message = message_with(*WELCOME_LINKS)
     assert message.link(contains="/confirm/") == "https://app.example/confirm/abc"
