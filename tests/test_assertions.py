@@ -301,13 +301,18 @@ def test_no_mail(tempinbox, tempinbox_server):
 def test_attachment(tempinbox, tempinbox_server):
     send(tempinbox_server, tempinbox.address, "Receipt")
     tempinbox.wait_for_message().attachment("*.pdf")
+
+
+def test_wait(tempinbox, tempinbox_server):
+    send(tempinbox_server, tempinbox.address, "Password changed")
+    tempinbox.wait_for_message(text="Your Password Was Changed", timeout=0.2)
 """
 
 
 def test_failures_are_reported_as_failed_assertions(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(FAILURES)
     result = pytester.runpytest("-p", "no:randomly")
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines(
         [
             "E * pytest_tempinbox.errors.MailAssertionError: expected no message with subject"
@@ -317,6 +322,11 @@ def test_failures_are_reported_as_failed_assertions(pytester: pytest.Pytester) -
             "E *     | your password was changed.",
             "E * pytest_tempinbox.errors.MailAssertionError: no attachment named '*.pdf'"
             " in message 'Receipt' from app@example.com: it has no attachments at all.",
+            "E * pytest_tempinbox.errors.WaitTimeout: no message with text containing"
+            " 'Your Password Was Changed' arrived at *@tempinbox.test within 0.2 s;",
+            "E * the inbox received 1 message(s):",
+            "E *   - *.* from app@example.com: 'Password changed' (its text matches but for"
+            " letter case (text= is case-sensitive))",
         ]
     )
     # The frames of the package are hidden: the test's own line is the last shown.
