@@ -30,7 +30,7 @@ from .errors import (
 if TYPE_CHECKING:
     from .client import TempInboxClient
     from .inbox import Inbox
-    from .models import Address, Attachment, Envelope, Fault, Link, Message
+    from .models import Address, Attachment, Envelope, Fault, Link, Message, Refusal
     from .server import InboxServer
 
 __version__ = "0.1.0"
@@ -52,6 +52,7 @@ __all__ = [
     "Message",
     "MessageNotFound",
     "PayloadTooLarge",
+    "Refusal",
     "ServerStartError",
     "ServerUnavailable",
     "TempInboxClient",
@@ -70,6 +71,7 @@ _LAZY = {
     "Fault": "models",
     "Link": "models",
     "Message": "models",
+    "Refusal": "models",
     "Inbox": "inbox",
     "TempInboxClient": "client",
     "InboxServer": "server",

@@ -2,4 +2,4 @@
 
 from ._cli import main
 
-raise SystemExit(main())
+raise SystemExit(main(prog="python -m pytest_tempinbox"))

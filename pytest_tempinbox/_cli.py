@@ -1,4 +1,4 @@
-"""``python -m pytest_tempinbox``: run the disposable inbox server on its own.
+"""``tempinbox`` or ``python -m pytest_tempinbox``: run the disposable inbox server on its own.
 
 Prints one line with the SMTP address and one with the API URL once both
 listeners accept connections, then a third with the inbox viewer's URL, and
@@ -35,6 +35,9 @@ from .store import DEFAULT_DOMAIN
 
 __all__ = ["main"]
 
+DOCS_URL = "https://github.com/pytest-tempinbox/pytest-tempinbox/blob/main/docs"
+"""Where the documentation is read: the wheel ships none (pyproject's Documentation URL)."""
+
 
 def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
@@ -57,12 +60,15 @@ def _smtp_auth(text: str) -> str:
     return text
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str) -> argparse.ArgumentParser:
+    # Raw descriptions: wrapping would break the documentation's URLs at their hyphens.
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_tempinbox",
-        description="Run a disposable inbox server: SMTP that accepts mail only for "
-        "generated addresses, an HTTP API under /api to generate addresses, read "
+        prog=prog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a disposable inbox server: SMTP that accepts mail only for\n"
+        "generated addresses, an HTTP API under /api to generate addresses, read\n"
         "their mail and delete them, and a web page at / to watch an inbox's mail.",
+        epilog=f"Documentation: {DOCS_URL}/standalone.md",
     )
     parser.add_argument(
         "--host",
@@ -117,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODE",
         help=f"{SMTP_AUTH_HELP} (default: %(default)s)",
     )
-    limits = parser.add_argument_group("limits", "docs/limits.md says what a client sees at each")
+    limits = parser.add_argument_group(
+        "limits", f"what a client sees at each: {DOCS_URL}/limits.md"
+    )
     for setting in LIMIT_SETTINGS:
         default = STANDALONE_INBOX_TTL if setting.name == "inbox_ttl" else setting.default
         limits.add_argument(
@@ -142,9 +150,13 @@ def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
     return parse
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server until SIGINT or SIGTERM; return the exit status."""
-    options = _parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
+    """Run the server until SIGINT or SIGTERM; return the exit status.
+
+    ``prog`` is the command's name in its usage and help: the console script's
+    by default; ``python -m pytest_tempinbox`` passes its own.
+    """
+    options = _parser(prog).parse_args(argv)
     # Imported here so that --help and argument errors answer at once.
     from ._net import is_loopback
     from .server import InboxServer

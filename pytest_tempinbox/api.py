@@ -190,6 +190,11 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
             }
         )
 
+    async def refused(request: Request) -> Response:
+        query = request.query_params
+        since, similar_to = query.get("since"), query.get("similar_to")
+        return respond(operations.refused(store, since, similar_to, query.get("limit")))
+
     async def openapi(request: Request) -> Response:
         return _json(openapi_document(__version__))
 
@@ -208,6 +213,7 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
         Route("/api/faults/{email}", faults, methods=["GET", "POST", "DELETE"]),
         Route("/api/events/{email}", events, methods=["GET"]),
         Route("/api/info", info, methods=["GET"]),
+        Route("/api/refused", refused, methods=["GET"]),
         Route("/api/openapi.json", openapi, methods=["GET"]),
         Route("/api/ca.pem", ca_certificate, methods=["GET"]),
     ]

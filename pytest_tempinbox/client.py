@@ -17,10 +17,12 @@ from urllib.parse import quote
 from ._net import is_loopback_url
 from .errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError
 from .inbox import Inbox, describe
-from .models import Fault, Message
+from .models import Fault, Message, Refusal, format_timestamp, parse_timestamp
 from .transport import Answer, Transport
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import requests
 
 __all__ = ["HTTPTransport", "Inbox", "TempInboxClient", "describe"]
@@ -134,6 +136,7 @@ class TempInboxClient:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
         self.transport = transport or HTTPTransport(self.api_url)
+        self._smtp_location: tuple[str, int] | None = None
 
     def info(self) -> dict[str, Any]:
         """Return ``GET /api/info``: the version, the SMTP listener, domains and limits."""
@@ -142,6 +145,44 @@ class TempInboxClient:
     async def info_async(self) -> dict[str, Any]:
         """Like :meth:`info`, awaitable."""
         return await self._run_async(self._info())
+
+    def smtp_location(self) -> tuple[str, int]:
+        """Return the SMTP host and port of the server, asked once (``GET /api/info``) and kept."""
+        if self._smtp_location is None:
+            self._smtp_location = _smtp_of(self.info())
+        return self._smtp_location
+
+    async def smtp_location_async(self) -> tuple[str, int]:
+        """Like :meth:`smtp_location`, awaitable."""
+        if self._smtp_location is None:
+            self._smtp_location = _smtp_of(await self.info_async())
+        return self._smtp_location
+
+    def refused(
+        self,
+        *,
+        since: datetime | None = None,
+        similar_to: str | None = None,
+        limit: int | None = None,
+    ) -> list[Refusal]:
+        """Return the recipients the SMTP server refused lately (``GET /api/refused``).
+
+        Newest first; ``since`` keeps those refused at or after it, ``similar_to``
+        an address those like it, the most similar first; ``limit`` (1-1000,
+        default 100) is how many at most. The server remembers its last 1,000
+        refusals for 10 minutes.
+        """
+        return self._run(self._refused(since, similar_to, limit))
+
+    async def refused_async(
+        self,
+        *,
+        since: datetime | None = None,
+        similar_to: str | None = None,
+        limit: int | None = None,
+    ) -> list[Refusal]:
+        """Like :meth:`refused`, awaitable."""
+        return await self._run_async(self._refused(since, similar_to, limit))
 
     def generate(
         self, prefix: str | None = None, domain: str | None = None, *, address: str | None = None
@@ -281,6 +322,22 @@ class TempInboxClient:
     def _info(self) -> _Call[dict[str, Any]]:
         return _Call("GET", "/info", _json_object)
 
+    def _refused(
+        self, since: datetime | None, similar_to: str | None, limit: int | None
+    ) -> _Call[list[Refusal]]:
+        params: dict[str, str] = {}
+        if since is not None:
+            params["since"] = format_timestamp(since, milliseconds=True)
+        if similar_to is not None:
+            params["similar_to"] = similar_to
+        if limit is not None:
+            params["limit"] = str(limit)
+
+        def read(answer: Answer) -> list[Refusal]:
+            return [Refusal.from_json(item) for item in answer.json()]
+
+        return _Call("GET", "/refused", read, params=params)
+
     def _generate(
         self, prefix: str | None, domain: str | None, address: str | None
     ) -> _Call[Inbox]:
@@ -288,9 +345,11 @@ class TempInboxClient:
         if address is not None:  # "" too: the server says why it is no address
             options["address"] = address
         body = json.dumps(options).encode() if options else None
-        return _Call(
-            "POST", "/generate", lambda answer: Inbox(answer.json()["email"], self), body=body
-        )
+        return _Call("POST", "/generate", self._inbox, body=body)
+
+    def _inbox(self, answer: Answer) -> Inbox:
+        created = answer.json()
+        return Inbox(created["email"], self, created_at=parse_timestamp(created["created_at"]))
 
     def _messages(
         self,
@@ -353,6 +412,10 @@ class TempInboxClient:
         if answer.status >= 400:
             raise _error_from(answer, f"{call.method} {self.api_url}{call.path}")
         return call.read(answer)
+
+
+def _smtp_of(info: dict[str, Any]) -> tuple[str, int]:
+    return str(info["smtp"]["host"]), int(info["smtp"]["port"])
 
 
 def _content(answer: Answer) -> bytes:

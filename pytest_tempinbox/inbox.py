@@ -30,6 +30,8 @@ from .limits import MAX_WAIT
 from .models import Fault, Message, Stage
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .client import TempInboxClient
 
 __all__ = ["Inbox", "describe"]
@@ -167,11 +169,15 @@ class Inbox:
     tests, :meth:`wait_for_message_async`).
     """
 
-    def __init__(self, address: str, client: TempInboxClient) -> None:
+    def __init__(
+        self, address: str, client: TempInboxClient, *, created_at: datetime | None = None
+    ) -> None:
         self.address = address
         """The generated email address, lowercase: give it to the application under test."""
         self.client = client
         """The client this inbox reads through."""
+        self.created_at = created_at
+        """When the server created the inbox, if known: a failed wait lists mail refused since."""
 
     def __str__(self) -> str:
         return self.address
@@ -208,7 +214,10 @@ class Inbox:
 
         Waits up to ``timeout`` seconds with the server's long-poll (no
         sleeping); then raises :class:`~pytest_tempinbox.errors.WaitTimeout`,
-        whose message lists what the inbox did receive. It blocks: in an
+        whose message lists what the inbox did receive, and what the server
+        and the process can tell of where the mail went: recipients refused
+        like this address, Django's locmem outbox, the SMTP host and port, a
+        running event loop this call blocked. It blocks: in an
         ``async def`` test use :meth:`wait_for_message_async`.
         """
         __tracebackhide__ = True
@@ -216,7 +225,9 @@ class Inbox:
         found = self._run(wanted, wanted.first, timeout)
         if found is not None:
             return found
-        raise _timeout(self.address, f"no {wanted}", timeout, self.messages(), wanted)
+        received = self.messages()
+        notes = self._notes("wait_for_message")
+        raise _timeout(self.address, f"no {wanted}", timeout, received, wanted, notes=notes)
 
     async def wait_for_message_async(
         self,
@@ -238,7 +249,8 @@ class Inbox:
         if found is not None:
             return found
         received = await self.messages_async()
-        raise _timeout(self.address, f"no {wanted}", timeout, received, wanted)
+        notes = await self._notes_async()
+        raise _timeout(self.address, f"no {wanted}", timeout, received, wanted, notes=notes)
 
     def wait_for_messages(
         self,
@@ -263,7 +275,9 @@ class Inbox:
         if found is not None:
             return found
         what = f"fewer than {count} {_plural(wanted)}"
-        raise _timeout(self.address, what, timeout, self.messages(), wanted, count)
+        received = self.messages()
+        notes = self._notes("wait_for_messages")
+        raise _timeout(self.address, what, timeout, received, wanted, count, notes)
 
     async def wait_for_messages_async(
         self,
@@ -283,7 +297,8 @@ class Inbox:
             return found
         what = f"fewer than {count} {_plural(wanted)}"
         received = await self.messages_async()
-        raise _timeout(self.address, what, timeout, received, wanted, count)
+        notes = await self._notes_async()
+        raise _timeout(self.address, what, timeout, received, wanted, count, notes)
 
     def assert_no_message(
         self,
@@ -446,6 +461,17 @@ class Inbox:
         """Like :meth:`clear_faults`, awaitable."""
         return await self.client.clear_faults_async(self.address)
 
+    def _notes(self, method: str) -> list[str]:
+        """What a failed blocking wait adds: why no mail may have arrived (see ``_explain``)."""
+        from ._explain import explain, loop_is_running
+
+        return explain(self, blocking=method if loop_is_running() else None)
+
+    async def _notes_async(self) -> list[str]:
+        from ._explain import explain_async
+
+        return await explain_async(self)
+
     def _search(
         self,
         check: Callable[[list[Message], int], Result | None],
@@ -488,11 +514,12 @@ def _timeout(
     received: list[Message],
     wanted: _Filter,
     count: int | None = None,
+    notes: list[str] | None = None,
 ) -> WaitTimeout:
     lines = [f"{what} arrived at {address} within {timeout:g} s;"]
     if not received:
         lines.append("the inbox received no mail at all.")
-        return WaitTimeout("\n".join(lines))
+        return WaitTimeout("\n".join(lines + (notes or [])))
     passing = sum(1 for message in received if wanted(message))
     lines.append(f"the inbox received {len(received)} message(s):")
     for message in received:
@@ -504,7 +531,7 @@ def _timeout(
         lines.append(line)
     if count is not None and str(wanted) != "message":
         lines.append(f"{passing} of them pass the filters.")
-    return WaitTimeout("\n".join(lines))
+    return WaitTimeout("\n".join(lines + (notes or [])))
 
 
 def _unexpected(

@@ -1,7 +1,8 @@
 """The in-process transport: the client's requests answered without sockets or HTTP.
 
 When the server runs in the test's own process, :class:`LocalTransport` answers
-the calls a test makes all the time (generate, read the messages, delete) by
+the calls a test makes all the time (generate, read the messages, delete), and
+the refusals a failing wait asks for, by
 running the API's own operations (:mod:`pytest_tempinbox.operations`) in the
 caller's thread, which is safe because the store takes a lock. A read that must
 wait hops to the server's loop to long-poll there. Every other request goes
@@ -164,6 +165,9 @@ class LocalTransport:
                 if found is None:
                     return None
                 reply = found
+            elif method == "GET" and target == "/refused":
+                since, similar_to = params.get("since"), params.get("similar_to")
+                reply = operations.refused(store, since, similar_to, params.get("limit"))
             else:
                 return None
         except Exception as exc:

@@ -24,6 +24,7 @@ __all__ = [
     "LinkSource",
     "Message",
     "MessageSource",
+    "Refusal",
     "Stage",
     "format_timestamp",
     "parse_timestamp",
@@ -426,4 +427,52 @@ class Fault:
             delay=None if delay is None else float(delay),
             disconnect=bool(data.get("disconnect", False)),
             times=data.get("times", 1),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A recipient the SMTP server refused at ``RCPT TO``: when, to whom, from which client.
+
+    ``reply`` is the text of the server's answer after its code; ``client_ip``
+    and ``helo`` (the name the client gave in EHLO or HELO) say who sent it, when
+    known. ``similarity`` (0 to 1) is set when the refusals were asked for
+    ``similar_to`` an address: how alike the two addresses are.
+    """
+
+    at: datetime
+    address: str
+    reply: str
+    client_ip: str | None = None
+    helo: str | None = None
+    similarity: float | None = None
+
+    def scored(self, similarity: float) -> Refusal:
+        """Return a copy with its ``similarity`` to an address."""
+        return Refusal(self.at, self.address, self.reply, self.client_ip, self.helo, similarity)
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form; ``similarity`` only when set."""
+        data: JSON = {
+            "at": format_timestamp(self.at, milliseconds=True),
+            "address": self.address,
+            "reply": self.reply,
+            "client_ip": self.client_ip,
+            "helo": self.helo,
+        }
+        if self.similarity is not None:
+            data["similarity"] = self.similarity
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Refusal:
+        """Build a refusal from its JSON object form."""
+        similarity = data.get("similarity")
+        return cls(
+            at=parse_timestamp(data["at"]),
+            address=data["address"],
+            reply=data["reply"],
+            client_ip=data.get("client_ip"),
+            helo=data.get("helo"),
+            similarity=None if similarity is None else float(similarity),
         )

@@ -18,6 +18,7 @@ from .limits import (
     MAX_STREAMS_PER_INBOX,
     MAX_TTL,
 )
+from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
 
 __all__ = ["openapi_document"]
 
@@ -113,6 +114,27 @@ _NO_MESSAGE = _problem(
 )
 
 _SCHEMAS: dict[str, Any] = {
+    "Refusal": {
+        "type": "object",
+        "description": "A recipient refused at RCPT TO.",
+        "required": ["at", "address", "reply", "client_ip", "helo"],
+        "properties": {
+            "at": _TIMESTAMP,
+            "address": {"type": "string", "description": "The recipient, as the client wrote it."},
+            "reply": {"type": "string", "description": "The reply's text, after `550 5.1.1`."},
+            "client_ip": _NULLABLE_STRING,
+            "helo": {
+                "type": ["string", "null"],
+                "description": "The name the client gave in EHLO or HELO.",
+            },
+            "similarity": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "With `similar_to`: how alike the two addresses are.",
+            },
+        },
+    },
     "Problem": {
         "type": "object",
         "description": "An RFC 9457 problem document.",
@@ -618,6 +640,49 @@ _PATHS: dict[str, Any] = {
                         },
                     },
                 )
+            },
+        }
+    },
+    "/api/refused": {
+        "get": {
+            "summary": "The recipients the SMTP server refused lately, newest first.",
+            "description": "Mail to an address that is no live inbox is refused at RCPT TO "
+            f"with 550 5.1.1. The server remembers its last {MAX_REFUSALS} refusals, for "
+            f"{REFUSAL_MAX_AGE / 60:g} minutes: ask for those like the address a test waits "
+            "on, to see mail sent to a misspelt, deleted or expired address.",
+            "parameters": [
+                {
+                    "name": "since",
+                    "in": "query",
+                    "required": False,
+                    "description": "Only the refusals at or after this time (RFC 3339), "
+                    "such as the `created_at` of an inbox.",
+                    "schema": _TIMESTAMP,
+                },
+                {
+                    "name": "similar_to",
+                    "in": "query",
+                    "required": False,
+                    "description": "Only the refusals of addresses like this one, the most "
+                    f"similar first (a `similarity` of {SIMILAR:g} or more: the likeness of "
+                    "the local parts weighs three times that of the domains). An empty value "
+                    "is no filter.",
+                    "schema": {"type": "string", "maxLength": MAX_SIMILAR_TO},
+                },
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "description": "At most this many (default 100).",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": MAX_REFUSALS},
+                },
+            ],
+            "responses": {
+                "200": _json(
+                    "The refusals.",
+                    {"type": "array", "items": _ref("Refusal")},
+                ),
+                "400": _problem("Bad `since`, `similar_to` or `limit` (`invalid_request`)."),
             },
         }
     },

@@ -22,7 +22,8 @@ from ._match import sender_matches, subject_matches, text_matches
 from .errors import InvalidRequest, PayloadTooLarge, TempInboxError
 from .faults import read_fault
 from .limits import MAX_FILTER_LENGTH, MAX_WAIT
-from .models import format_timestamp
+from .models import format_timestamp, parse_timestamp
+from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO
 from .store import Store, StoredMessage
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "messages_path",
     "parse_off_loop",
     "problem_reply",
+    "refused",
     "wait_parameter",
 ]
 
@@ -63,6 +65,7 @@ COMMON_HEADERS: Mapping[str, str] = {
 # message can hold up the event loop (and with it SMTP) while it is parsed.
 INLINE_PARSE_BYTES = 256 * 1024
 _GENERATE_KEYS = ("address", "domain", "prefix", "ttl")
+_DEFAULT_REFUSED = 100
 
 
 class Reply:
@@ -254,6 +257,34 @@ def clear_faults(store: Store, email: str) -> Reply:
     inbox = store.get(email)
     cleared = inbox.faults.clear()
     return Reply(200, encode_json({"email": inbox.address, "cleared": cleared}))
+
+
+def refused(store: Store, since: str | None, similar_to: str | None, limit: str | None) -> Reply:
+    """``GET /api/refused``: the recipients refused at ``RCPT TO`` lately, newest first.
+
+    ``since`` (RFC 3339) keeps those refused at or after it; ``similar_to`` an
+    address keeps those like it, the most similar first; ``limit`` (1-1000,
+    default 100) is how many at most.
+    """
+    moment = None
+    if since is not None:
+        try:
+            moment = parse_timestamp(since)
+        except ValueError:
+            raise InvalidRequest("since must be an RFC 3339 timestamp") from None
+    if similar_to is not None and len(similar_to) > MAX_SIMILAR_TO:
+        raise InvalidRequest(f"similar_to may hold at most {MAX_SIMILAR_TO} characters")
+    most = _limit_parameter(limit)
+    found = store.refusals.find(since=moment, similar_to=similar_to or None, limit=most)
+    return Reply(200, encode_json([refusal.to_json() for refusal in found]))
+
+
+def _limit_parameter(text: str | None) -> int:
+    if text is None:
+        return _DEFAULT_REFUSED
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_REFUSALS:
+        raise InvalidRequest(f"limit must be a whole number from 1 to {MAX_REFUSALS}")
+    return int(text)
 
 
 async def parse_off_loop(found: list[StoredMessage]) -> None:

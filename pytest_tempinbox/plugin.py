@@ -14,7 +14,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Generator, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import quote, urlsplit
 
 import pytest
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import ssl
     import urllib.request
 
+    from ._artifacts import Evidence
     from .client import Inbox, TempInboxClient
     from .server import InboxServer
 
@@ -57,6 +58,16 @@ _OPTIONS = (
         f"starting one; also ${URL_ENVIRONMENT_VARIABLE}",
         None,
     ),
+    (
+        "artifacts",
+        "save the mail of each failing test to this folder, one subfolder per test: "
+        "each message as .eml and .html, and a summary.txt",
+        None,
+    ),
+)
+_KEEP_HELP = (
+    "do not delete the inboxes of failing tests; at the end of the run, print their viewer "
+    "links and keep the server running until Ctrl-C (on a terminal, outside CI) (default: off)"
 )
 _UI_HELP = (
     "start the server when the session starts and print the URL of its inbox viewer, "
@@ -234,14 +245,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         flag = "--tempinbox-" + name.replace("_", "-")
         shown = f" (default: {default})" if default else ""
         group.addoption(flag, dest=f"tempinbox_{name}", default=None, help=help + shown)
-        parser.addini(f"tempinbox_{name}", help + shown, default=None)
+        kind = _number_type(seconds=False) if name.endswith("port") else "string"
+        parser.addini(f"tempinbox_{name}", help + shown, type=kind, default=None)
     group.addoption("--tempinbox-ui", action="store_true", dest="tempinbox_ui", help=_UI_HELP)
     parser.addini("tempinbox_ui", _UI_HELP, type="bool", default=False)
+    group.addoption("--tempinbox-keep", action="store_true", dest="tempinbox_keep", help=_KEEP_HELP)
+    parser.addini("tempinbox_keep", _KEEP_HELP, type="bool", default=False)
     for setting in LIMIT_SETTINGS:
         key = setting.flag.replace("-", "_")
         help = f"{setting.help} (default: {format_limit(setting.default)})"
         group.addoption(f"--tempinbox-{setting.flag}", dest=f"tempinbox_{key}", help=help)
-        parser.addini(f"tempinbox_{key}", help, default=None)
+        kind = _number_type(setting.seconds)
+        if kind == "string":
+            help += ", a number" if setting.seconds else ", a whole number"
+        parser.addini(f"tempinbox_{key}", help, type=kind, default=None)
+
+
+def _number_type(seconds: bool) -> Literal["int", "float", "string"]:
+    """The ini type of a numeric key: what ``pytest --help`` shows beside it.
+
+    pytest 8.4 added the ``int`` and ``float`` types; before, numbers are strings
+    (and the help says what kind of number).
+    """
+    if pytest.version_tuple < (8, 4):
+        return "string"
+    return "float" if seconds else "int"
 
 
 def _setting(config: pytest.Config, name: str) -> str | None:
@@ -249,8 +277,14 @@ def _setting(config: pytest.Config, name: str) -> str | None:
     if value is None and name == "url":
         value = os.environ.get(URL_ENVIRONMENT_VARIABLE) or None
     if value is None:
-        value = config.getini(f"tempinbox_{name}") or None
-    return None if value is None else str(value).strip()
+        try:
+            value = config.getini(f"tempinbox_{name}")
+        except (TypeError, ValueError, pytest.UsageError) as exc:  # a number it cannot read
+            if str(config.inipath) in str(exc):  # pytest's TOML errors name file and key
+                raise pytest.UsageError(str(exc)) from None
+            raise pytest.UsageError(f"tempinbox_{name} in {config.inipath}: {exc}") from None
+    # Not "or None": 0 is a value (a free port; no inbox lifetime).
+    return None if value is None or value == "" else str(value).strip()
 
 
 def _port(config: pytest.Config, name: str) -> int:
@@ -322,24 +356,57 @@ def find_remote_server(api_url: str) -> RemoteServer:
     Raises :class:`pytest.UsageError` when it does not answer as a server of this
     package would.
     """
-    info_url = api_url + "/info"
+    import http.client
+
     try:
-        with _opener(api_url).open(info_url, timeout=10) as response:
-            info = json.load(response)
-        smtp_host, smtp_port = str(info["smtp"]["host"]), int(info["smtp"]["port"])
-        # Servers from before TLS and AUTH modes report neither: plain SMTP, any AUTH.
-        tls = str(info["smtp"].get("tls", DEFAULT_TLS))
-        smtp_auth = str(info["smtp"].get("auth", DEFAULT_SMTP_AUTH))
+        smtp_host, smtp_port, tls, smtp_auth = _smtp_of(api_url)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise pytest.UsageError(
-            f"--tempinbox-url: {api_url} is not a pytest-tempinbox server: "
-            f"GET {info_url} failed: {exc}"
-        ) from None
+        raise pytest.UsageError(_not_a_server(api_url, exc)) from None
+    except http.client.HTTPException as exc:  # BadStatusLine: the port does not speak HTTP
+        raise pytest.UsageError(_not_a_server(api_url, exc)) from None
     if smtp_host in _WILDCARDS:
         smtp_host = urlsplit(api_url).hostname or "127.0.0.1"
     return RemoteServer(
         api_url=api_url, smtp_host=smtp_host, smtp_port=smtp_port, tls=tls, smtp_auth=smtp_auth
     )
+
+
+def _smtp_of(api_url: str) -> tuple[str, int, str, str]:
+    """The SMTP host, port, TLS mode and AUTH mode that ``GET {api_url}/info`` reports."""
+    with _opener(api_url).open(api_url + "/info", timeout=10) as response:
+        info = json.load(response)
+    smtp = info["smtp"]
+    # Servers from before TLS and AUTH modes report neither: plain SMTP, any AUTH.
+    return (
+        str(smtp["host"]),
+        int(smtp["port"]),
+        str(smtp.get("tls", DEFAULT_TLS)),
+        str(smtp.get("auth", DEFAULT_SMTP_AUTH)),
+    )
+
+
+def _not_a_server(api_url: str, exc: Exception) -> str:
+    """The usage error for a URL that does not answer like a server of this package.
+
+    Names the two usual slips: the SMTP port given for the API port, and a URL
+    without ``/api``.
+    """
+    line = str(getattr(exc, "line", "")).strip()
+    if line[:3].isdigit() and line[3:4] in (" ", "-") and not isinstance(exc, ConnectionError):
+        shown = repr(line if len(line) <= 60 else line[:57] + "...")
+        return (
+            f"--tempinbox-url {api_url}: that port answered like an SMTP server ({shown}), "
+            "not an HTTP API; the API port is the other one "
+            "(python -m pytest_tempinbox prints both)"
+        )
+    reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+    message = f"--tempinbox-url: {api_url} is not a pytest-tempinbox server: "
+    message += f"GET {api_url}/info failed: {reason}"
+    if getattr(exc, "code", None) == 404 and not api_url.endswith("/api"):
+        with contextlib.suppress(Exception):
+            _smtp_of(api_url + "/api")
+            message += f"; did you mean {api_url}/api?"
+    return message
 
 
 class _Servers:
@@ -372,7 +439,10 @@ class _Servers:
             try:
                 server.start()
             except ServerStartError as exc:
-                raise pytest.UsageError(f"pytest-tempinbox: {exc}") from None
+                # Started on first use, inside a test's setup: an error there would
+                # repeat, with the plugin's source, for every test that asks for mail.
+                # It is a setting to change, so it ends the run once, as a usage error.
+                pytest.exit(_start_failure(exc), returncode=pytest.ExitCode.USAGE_ERROR)
             self.local = server
         return self.local
 
@@ -398,6 +468,15 @@ class _Servers:
             self.remote.close()
 
 
+def _start_failure(exc: Exception) -> str:
+    """The one line that ends the run when the in-process server cannot start."""
+    message = f"pytest-tempinbox: {exc}"
+    if str(exc).startswith("cannot listen for "):
+        flag = "--tempinbox-smtp-port" if "for SMTP" in str(exc) else "--tempinbox-port"
+        message += f"; choose another {flag}, or 0 for a free one"
+    return message
+
+
 def _auth_setting(auth: SMTPAuth) -> str:
     """The ``smtp_auth`` keyword of :class:`InboxServer` for a parsed setting."""
     return f"{auth.username}:{auth.password}" if auth.mode == "password" else auth.mode
@@ -406,6 +485,7 @@ def _auth_setting(auth: SMTPAuth) -> str:
 _SERVERS = pytest.StashKey[_Servers]()
 _INBOXES = pytest.StashKey[list["Inbox"]]()
 _ANNOUNCED = pytest.StashKey[set[str]]()
+_KEPT = pytest.StashKey[bool]()  # --tempinbox-keep: this failed test's inboxes stay
 _REPORTER = "tempinbox-reporter"
 
 
@@ -417,6 +497,24 @@ def pytest_configure(config: pytest.Config) -> None:
         find_remote_server(settings.url)  # fail fast, as a usage error
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_XdistController(config), "tempinbox-xdist")
+    if _keeping(config) and not hasattr(config, "workerinput"):
+        from ._keep import Keeper
+
+        servers = config.stash[_SERVERS]
+        viewer = lambda: (_viewer_url(servers.get().api_url), servers.local is not None)  # noqa: E731
+        config.pluginmanager.register(Keeper(config, viewer), "tempinbox-keep")
+
+
+def _keeping(config: pytest.Config) -> bool:
+    """``--tempinbox-keep``: failing tests' inboxes stay, and the server until Ctrl-C."""
+    return bool(config.getoption("tempinbox_keep") or config.getini("tempinbox_keep"))
+
+
+def _artifacts_dir(config: pytest.Config) -> str | None:
+    """``--tempinbox-artifacts``, absolute (relative to where pytest was run); xdist's own."""
+    given = getattr(config, "workerinput", {}).get("tempinbox_artifacts")
+    given = given or _setting(config, "artifacts")
+    return None if not given else str(config.invocation_params.dir / given)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -443,7 +541,13 @@ def _viewer_url(api_url: str) -> str:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop a server that the xdist controller started for its workers."""
+    """Stop a server that the xdist controller started for its workers.
+
+    With ``--tempinbox-keep``, first hold it open for the failing tests' inboxes.
+    """
+    keeper = config.pluginmanager.get_plugin("tempinbox-keep")
+    if keeper is not None:
+        keeper.finish()
     servers = config.stash.get(_SERVERS, None)
     if servers is not None:
         servers.stop()
@@ -459,6 +563,7 @@ class _XdistController:
         """Give the worker the shared server's API URL."""
         server = self.config.stash[_SERVERS].get()
         node.workerinput["tempinbox_url"] = server.api_url
+        node.workerinput["tempinbox_artifacts"] = _artifacts_dir(self.config)
 
 
 class _Reporter:
@@ -468,10 +573,13 @@ class _Reporter:
     does not pay for a hook around every report. With ``viewer``, the inbox
     viewer's URL (``--tempinbox-ui``), it also prints a link to each new inbox
     after the phase that made it: reports are made outside output capture.
+    With ``evidence`` (``--tempinbox-artifacts``, ``--tempinbox-keep``, pytest-html,
+    allure-pytest), a failed setup or call also saves, links or keeps the mail.
     """
 
-    def __init__(self, viewer: str | None) -> None:
+    def __init__(self, viewer: str | None, evidence: Evidence | None = None) -> None:
         self.viewer = viewer
+        self.evidence = evidence
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -484,6 +592,9 @@ class _Reporter:
             self._announce(item, inboxes, self.viewer)
         if inboxes and report.failed and report.when == "call":
             report.sections.append(("tempinbox", _mail_report(inboxes)))
+        if inboxes and report.failed and report.when != "teardown" and self.evidence is not None:
+            self.evidence.record(item.nodeid, report, inboxes)
+            item.stash[_KEPT] = self.evidence.keep
         return report
 
     @staticmethod
@@ -501,9 +612,25 @@ def _inboxes_of(request: pytest.FixtureRequest) -> list[Inbox]:
     """The list of the inboxes made for this test, for teardown and the failure report."""
     manager = request.config.pluginmanager
     if not manager.has_plugin(_REPORTER):
-        manager.register(_Reporter(_announced_viewer(request.config)), _REPORTER)
+        config = request.config
+        manager.register(_Reporter(_announced_viewer(config), _evidence(config)), _REPORTER)
     made: list[Inbox] = request.node.stash.setdefault(_INBOXES, [])
     return made
+
+
+def _evidence(config: pytest.Config) -> Evidence | None:
+    """What to do with a failed test's mail beyond its report section; None: nothing."""
+    artifacts, keep = _artifacts_dir(config), _keeping(config)
+    # pytest-html writes a report only with --html; allure-pytest only with --alluredir.
+    html_report = (
+        config.getoption("htmlpath", None) if config.pluginmanager.hasplugin("html") else None
+    )
+    allure = config.pluginmanager.hasplugin("allure_listener")
+    if not (artifacts or keep or html_report or allure):
+        return None
+    from ._artifacts import Evidence
+
+    return Evidence(artifacts=artifacts, html_report=html_report, allure=allure, keep=keep)
 
 
 def _announced_viewer(config: pytest.Config) -> str | None:
@@ -515,6 +642,7 @@ def _announced_viewer(config: pytest.Config) -> str | None:
 
 
 def _mail_report(inboxes: list[Inbox]) -> str:
+    from ._explain import about, location_of
     from .client import describe
     from .errors import TempInboxError
 
@@ -527,6 +655,11 @@ def _mail_report(inboxes: list[Inbox]) -> str:
             continue
         lines.append(f"{inbox.address}: {len(received)} message(s)")
         lines += [f"  - {describe(message)}" for message in received]
+        # Why mail may be missing: refused for an address like this one, kept by Django.
+        lines += [f"  {note}" for note in about(inbox)]
+    location = location_of(inboxes[0].client) if inboxes else None
+    if location is not None:
+        lines.append(location)
     return "\n".join(lines)
 
 
@@ -542,7 +675,8 @@ def tempinbox_server(request: pytest.FixtureRequest) -> Iterator[TempInboxServer
     """
     servers = request.config.stash[_SERVERS]
     yield servers.get()
-    if not hasattr(request.config, "workerinput"):
+    # With --tempinbox-keep, the server outlives the session: pytest_unconfigure stops it.
+    if not hasattr(request.config, "workerinput") and not _keeping(request.config):
         servers.stop()
 
 
@@ -584,7 +718,8 @@ def tempinbox_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., 
         return inbox
 
     yield factory
-    _delete_all(made)
+    if not request.node.stash.get(_KEPT, False):
+        _delete_all(made)
 
 
 @pytest.fixture
@@ -597,7 +732,51 @@ def tempinbox(request: pytest.FixtureRequest) -> Iterator[Inbox]:
     inbox = request.config.stash[_SERVERS].client().generate()
     _inboxes_of(request).append(inbox)
     yield inbox
-    _delete_all([inbox])
+    if not request.node.stash.get(_KEPT, False):
+        _delete_all([inbox])
+
+
+@pytest.fixture
+def tempinbox_django(
+    request: pytest.FixtureRequest, tempinbox_server: TempInboxServer
+) -> Iterator[None]:
+    """Send Django's mail to the session's inbox server for this test, over TLS where it can.
+
+    Sets Django's SMTP backend, ``EMAIL_HOST`` and ``EMAIL_PORT``, whatever the
+    settings say, with pytest-django's ``settings`` fixture (or Django's
+    ``override_settings`` without it); restored after the test. The project's
+    ``EMAIL_USE_TLS`` or ``EMAIL_USE_SSL`` is kept when ``--tempinbox-tls``
+    serves it (``starttls``/``required``, ``implicit``), with the server's CA
+    trusted; on a plain server (the default) both are turned off for the test.
+    Fails the test with one line when Django is missing or not configured.
+    """
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("django") is None:
+        pytest.fail("tempinbox_django needs Django, which is not installed", pytrace=False)
+    from .django_mail import dns_name_cached, mail_settings, project_tls
+
+    problem: str | None = None
+    try:
+        use_tls, use_ssl = project_tls()
+    except RuntimeError as exc:
+        problem = str(exc)
+    if problem is not None:  # out of the except block: one line, no chained exception
+        pytest.fail(f"tempinbox_django: {problem}", pytrace=False)
+    values = mail_settings(tempinbox_server, use_tls, use_ssl)
+    pytest_django = sys.modules.get("pytest_django.plugin")
+    with dns_name_cached():
+        if pytest_django is not None and request.config.pluginmanager.is_registered(pytest_django):
+            settings = request.getfixturevalue("settings")
+            for name, value in values.items():
+                setattr(settings, name, value)
+            yield
+        else:
+            from django.test import override_settings
+
+            with override_settings(**values):
+                yield
 
 
 def _delete_all(inboxes: list[Inbox]) -> None:

@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 # Seconds a dropped session may take to end; closing it ends it at once.
 _DROP_GRACE = 5.0
+_NOT_LIVE = "not a live generated address"
 
 
 # aiosmtpd finds its commands, AUTH mechanisms and handler hooks by these prefixes.
@@ -140,15 +141,14 @@ class InboxHandler:
         if len(envelope.rcpt_tos) >= self.max_recipients:
             return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
         if not self.store.accepts(address):
-            # The address is not echoed: it may hold bytes that cannot be encoded.
-            return "550 5.1.1 Recipient address rejected: not a live generated address"
+            return self._refuse(session, address)
         fault = self._take_fault(envelope, address, "rcpt")
         if fault is not None:
             reply = await _strike(server, fault)
             if reply is not None:
                 return reply
             if not self.store.accepts(address):  # deleted during the delay
-                return "550 5.1.1 Recipient address rejected: not a live generated address"
+                return self._refuse(session, address)
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 2.1.5 OK"
@@ -179,6 +179,15 @@ class InboxHandler:
             # Every recipient was deleted between RCPT and the end of DATA.
             return "554 5.1.1 No live recipients left: the inboxes were deleted"
         return f"250 2.0.0 OK: queued as {stored[0].id}"
+
+    def _refuse(self, session: Session, address: str) -> str:
+        """Refuse ``address`` with 550, and remember it for the failures of waits."""
+        peer = session.peer
+        client_ip = peer[0] if isinstance(peer, tuple) and peer else None
+        helo = session.host_name if isinstance(session.host_name, str) else None
+        self.store.refusals.record(address, _NOT_LIVE, client_ip, helo)
+        # The address is not echoed: it may hold bytes that cannot be encoded.
+        return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
 
     def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.

@@ -27,6 +27,7 @@ from .faults import FaultQueue
 from .limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from .models import Envelope, Fault, Message, Stage
 from .parsing import parse_message
+from .refusals import RefusalLog
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -302,6 +303,8 @@ class Store:
         # Held by every method that reads or changes the inboxes: short, never across an await.
         self._lock = threading.RLock()
         self._faults_added = False
+        self.refusals = RefusalLog()
+        """The recipients refused at ``RCPT TO`` lately, to explain a wait that saw no mail."""
 
     def __len__(self) -> int:
         return len(self._inboxes)

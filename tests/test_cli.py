@@ -10,11 +10,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
 
-from pytest_tempinbox._cli import main
+from pytest_tempinbox._cli import DOCS_URL, main
 
 from .helpers import CLIENT_NAME, Standalone, make_message
 
@@ -36,6 +37,43 @@ def test_help_documents_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for flag in ("--host", "--smtp-port", "--api-port", "--domain", "--hostname", "--version"):
         assert flag in out
+
+
+def test_the_usage_names_the_console_script_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert capsys.readouterr().out.startswith("usage: tempinbox ")
+
+
+@pytest.mark.parametrize(
+    ("command", "prog"),
+    [
+        ([sys.executable, "-m", "pytest_tempinbox"], "python -m pytest_tempinbox"),
+        ([str(Path(sys.executable).with_name("tempinbox"))], "tempinbox"),
+    ],
+)
+def test_the_usage_follows_how_it_was_invoked(command: list[str], prog: str) -> None:
+    if not Path(command[0]).exists():
+        pytest.skip(f"{command[0]} is not installed")
+    result = subprocess.run([*command, "--help"], capture_output=True, text=True, check=True)
+    assert result.stdout.startswith(f"usage: {prog} [-h]")
+
+
+def test_the_help_points_at_the_documentation_online(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    documentation = pyproject["project"]["urls"]["Documentation"]
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert DOCS_URL.replace("/blob/", "/tree/") == documentation
+    assert f"{DOCS_URL}/limits.md" in out
+    assert out.rstrip().endswith(f"Documentation: {DOCS_URL}/standalone.md")
+    assert " docs/" not in out  # the wheel has no docs folder
 
 
 def test_a_bad_port_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,8 @@ the pages include are files that this test suite runs (docs/examples/).
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ import pytest_tempinbox
 from pytest_tempinbox import _cli, errors
 from pytest_tempinbox.openapi import openapi_document
 from pytest_tempinbox.plugin import URL_ENVIRONMENT_VARIABLE
+
+from .helpers import Standalone
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -311,3 +315,43 @@ def test_the_readme_quick_start_is_the_tested_example() -> None:
     assert f"```python\n{without_markers}```" in readme, (
         "the README's quick start is not docs/examples/test_quickstart.py"
     )
+
+
+def readme_sections() -> dict[str, str]:
+    return sections((ROOT / "README.md").read_text(encoding="utf-8"), 2)
+
+
+def test_the_readme_puts_the_users_path_before_the_contributors() -> None:
+    headings = list(readme_sections())
+    assert headings[:2] == ["Install", "Quick start: the pytest plugin"]
+    assert "python -m pip install pytest-tempinbox\n" in readme_sections()["Install"]
+    development = readme_sections()["Development"]
+    # .ci/run and CI's readers take these two commands from here, exactly.
+    assert "```sh\npython -m pip install . && python -m pytest_tempinbox\n```" in development
+    assert "```sh\npython -m pip install -e '.[test]' && python -m pytest\n```" in development
+
+
+def test_the_readme_try_by_hand_pastes_as_written() -> None:
+    if shutil.which("curl") is None or shutil.which("python3") is None:
+        pytest.skip("curl and python3 are needed on PATH")
+    section = readme_sections()["Try the service by hand"]
+    script = "".join(re.findall(r"^```sh\n(.*?)^```", section, re.MULTILINE | re.DOTALL))
+    assert "ADDRESS=$(" in script, "the shell blocks were not found"
+    server = Standalone("--smtp-port", "0", "--api-port", "0")
+    try:
+        _, smtp_port, api_url = server.read_addresses()
+        api_port = api_url.rsplit(":", 1)[1].removesuffix("/api")
+        script = script.replace("localhost:8025", f"localhost:{api_port}")
+        script = script.replace('"127.0.0.1", 1025', f'"127.0.0.1", {smtp_port}')
+        result = subprocess.run(
+            ["bash", "-eu"], input=script, capture_output=True, text=True, timeout=60, check=True
+        )
+    finally:
+        server.process.kill()
+        server.process.communicate()
+    generated, messages, viewer, deleted = result.stdout.splitlines()
+    assert '"expires_at":"20' in generated  # the standalone server's one-hour ttl
+    assert '"subject":"Your code"' in messages
+    assert '"codes":["482913"]' in messages
+    assert viewer.startswith(f"http://localhost:{api_port}/?inbox=")
+    assert deleted.endswith('"deleted":true,"purged":1}')

@@ -160,6 +160,36 @@ def test_limits_come_from_options_and_ini(pytester: pytest.Pytester) -> None:
     pytester.runpytest("--tempinbox-idle-timeout", "4.5").assert_outcomes(passed=1)
 
 
+@pytest.mark.skipif(pytest.version_tuple < (8, 4), reason="pytest 8.4 added int and float ini keys")
+def test_the_help_gives_the_numeric_ini_keys_their_types(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(
+        [
+            "*tempinbox_port (int):*",
+            "*tempinbox_max_message_size (int):*",
+            "*tempinbox_idle_timeout (float):*",
+            "*tempinbox_ttl (float):*",
+        ]
+    )
+
+
+def test_a_zero_in_the_ini_file_is_a_value(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_max_recipients = 0\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --tempinbox-max-recipients: '0' must be above 0"])
+
+
+def test_a_word_for_a_number_in_the_ini_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_max_recipients = lots\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: tempinbox_max_recipients*'lots'*"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
 def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
@@ -198,15 +228,62 @@ def test_bad_settings_are_usage_errors(
     assert "Traceback" not in result.stderr.str()
 
 
-def test_a_taken_port_is_a_usage_error(pytester: pytest.Pytester) -> None:
+def test_a_url_at_the_smtp_port_is_a_usage_error_naming_smtp(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    with InboxServer() as server:
+        url = f"http://127.0.0.1:{server.smtp_port}/api"
+        result = pytester.runpytest("--tempinbox-url", url)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --tempinbox-url {url}: that port answered like an SMTP server ('220 *'),"
+            " not an HTTP API; the API port is the other one"
+            " (python -m pytest_tempinbox prints both)"
+        ]
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output
+    assert "Traceback" not in output
+
+
+def test_a_url_without_api_asks_whether_api_was_meant(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    with InboxServer() as server:
+        root = server.api_url.removesuffix("/api")
+        result = pytester.runpytest("--tempinbox-url", root + "/")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --tempinbox-url: {root} is not a pytest-tempinbox server: *404*"
+            f"; did you mean {root}/api?"
+        ]
+    )
+
+
+def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytester) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        pytester.makepyfile("def test_uses(tempinbox): pass")
+        pytester.makepyfile(
+            """
+            def test_plain(): pass
+            def test_uses(tempinbox): pass
+            def test_uses_too(tempinbox): pass
+            """
+        )
         result = pytester.runpytest("--tempinbox-smtp-port", str(port))
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*cannot listen for SMTP on 127.0.0.1:{port}*in use*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.assert_outcomes(passed=1)
+    message = (
+        f"pytest-tempinbox: cannot listen for SMTP on 127.0.0.1:{port}: address already in use;"
+        " choose another --tempinbox-smtp-port, or 0 for a free one"
+    )
+    result.stdout.fnmatch_lines([f"*Exit: {message} *"])
+    output = result.stdout.str()
+    assert output.count("cannot listen") == 1
+    assert "Traceback" not in output
+    assert "plugin.py" not in output
 
 
 def test_a_failing_test_reports_the_mail_it_received(pytester: pytest.Pytester) -> None:

@@ -15,6 +15,10 @@
   const messages = new Map();
   let source = null;
   let current = null; // the id of the open message
+  // True once the reader picked a message (a click, or ?message= in the URL): new
+  // mail then only joins the list. Until then the newest message is the open one.
+  let picked = false;
+  let chosenTab = null; // the part the reader last chose, kept from message to message
   let rawShown = null; // the id of the message whose raw source is shown
   let gone = false;
 
@@ -54,6 +58,14 @@
   const formatAddress = (a) => (a ? (a.name ? `${a.name} <${a.email}>` : a.email) : "");
   const formatAddresses = (list) => (list || []).map(formatAddress).join(", ");
 
+  // The From header, else the SMTP sender (MAIL FROM), marked as such; "" is the null sender <>.
+  function formatSender(message) {
+    if (message.from) return formatAddress(message.from);
+    const envelope = message.envelope;
+    if (!envelope) return "(no sender)";
+    return envelope.mail_from ? `${envelope.mail_from} (envelope)` : "<> (null sender)";
+  }
+
   function formatTime(iso) {
     const date = new Date(iso);
     return Number.isNaN(date.getTime()) ? iso || "" : date.toLocaleString();
@@ -84,13 +96,16 @@
     const button = element("button");
     button.type = "button";
     button.append(
-      element("span", formatAddress(message.from) || "(no sender)", "from"),
+      element("span", formatSender(message), "from"),
       element("span", message.subject || "(no subject)", "subject"),
       timeElement(message.received_at),
     );
     const count = (message.attachments || []).length;
     if (count) button.append(element("span", `${count} attachment${count > 1 ? "s" : ""}`, "meta"));
-    button.addEventListener("click", () => openMessage(message.id, true));
+    button.addEventListener("click", () => {
+      picked = true;
+      openMessage(message.id, true);
+    });
     item.append(button);
     return item;
   }
@@ -102,6 +117,8 @@
     list.insertBefore(listItem(message), older || null);
     updateCount();
   }
+
+  const newestId = () => $("messages").firstElementChild?.dataset.id;
 
   function updateCount() {
     const count = $("messages").children.length;
@@ -138,7 +155,13 @@
     updateCount();
     follow(list.length ? list[list.length - 1].id : null);
     const wanted = params.get("message");
-    if (wanted && messages.has(wanted)) openMessage(wanted, false);
+    if (wanted && messages.has(wanted)) {
+      picked = true;
+      openMessage(wanted, false);
+      $("messages").querySelector("[aria-current]").scrollIntoView({ block: "nearest" });
+    } else if (list.length) {
+      openMessage(list[list.length - 1].id, false);
+    }
   }
 
   function follow(after) {
@@ -168,6 +191,7 @@
       const message = await getJson(messageUrl(id));
       messages.set(id, message);
       addToList(message);
+      if (!picked && !gone && newestId() === id) openMessage(id, false);
     } catch {
       messages.delete(id); // evicted, or the inbox went: its own event says so
     }
@@ -193,6 +217,8 @@
 
   // --- one message ------------------------------------------------------------------
 
+  // Only a message the reader picked goes into the URL: a reload of a page that
+  // followed the newest message goes on following it.
   async function openMessage(id, moveFocus) {
     let message = messages.get(id);
     if (!message) {
@@ -210,7 +236,8 @@
       else button.removeAttribute("aria-current");
     }
     show(message);
-    params.set("message", id);
+    if (picked) params.set("message", id);
+    else params.delete("message");
     window.history.replaceState(null, "", `?${params}`);
     if (moveFocus) $("subject").focus();
   }
@@ -220,28 +247,34 @@
     $("subject").textContent = message.subject || "(no subject)";
     showSummary(message);
 
-    $("html-part").hidden = message.html === null;
     $("html-frame").src = message.html === null ? "about:blank" : htmlUrl(message.id, false);
     $("remote-images").disabled = false;
     $("images-state").textContent = "Remote images are blocked.";
-
-    $("text-part").hidden = message.text === null;
     $("text").textContent = message.text || "";
-
-    showAttachments(message);
     showLinks(message);
+    showAttachments(message);
     showHeaders(message);
 
     $("raw-download").href = `${messageUrl(message.id)}/raw`;
     $("raw-download").download = `${message.id}.eml`;
     $("raw").textContent = "";
     rawShown = null;
-    loadRaw();
+
+    tab("html").hidden = message.html === null;
+    tab("text").hidden = message.text === null;
+    const available = availableTabs();
+    const focused = $("tabs").contains(document.activeElement);
+    selectTab(available.includes(chosenTab) ? chosenTab : available[0], false);
+    if (focused) tab(selectedTab()).focus();
   }
 
   function showSummary(message) {
+    const mailFrom = message.envelope ? message.envelope.mail_from : null;
+    const differs =
+      message.from && mailFrom !== null && mailFrom.toLowerCase() !== message.from.email.toLowerCase();
     const rows = [
-      ["From", formatAddress(message.from)],
+      ["From", formatSender(message)],
+      ["Envelope from", differs ? mailFrom || "<> (null sender)" : ""],
       ["To", formatAddresses(message.to)],
       ["Cc", formatAddresses(message.cc)],
       ["Reply-To", formatAddresses(message.reply_to)],
@@ -255,39 +288,52 @@
     }
   }
 
+  // A tab of a part the message lacks is hidden, its label counts what it holds.
+  function setCount(part, label, count) {
+    tab(part).hidden = count === 0;
+    tab(part).textContent = `${label} (${count})`;
+  }
+
   function showAttachments(message) {
-    const list = $("attachments");
-    list.replaceChildren();
+    const rows = $("attachments");
+    rows.replaceChildren();
     for (const attachment of message.attachments) {
       const link = element("a", attachment.filename || `attachment-${attachment.index}`);
       link.href = `${messageUrl(message.id)}/attachments/${attachment.index}`;
       link.download = ""; // the server's Content-Disposition names the file
-      const about = [attachment.content_type, formatSize(attachment.size)];
-      if (attachment.inline) about.push("inline");
-      const item = element("li");
-      item.append(link, element("span", ` ${about.join(", ")}`, "meta"));
-      list.append(item);
+      const name = element("td");
+      name.append(link);
+      if (attachment.inline) name.append(element("span", " inline", "meta"));
+      const row = element("tr");
+      row.append(name, element("td", attachment.content_type), element("td", formatSize(attachment.size)));
+      rows.append(row);
     }
-    $("attachments-part").hidden = message.attachments.length === 0;
-    $("attachments-part").firstElementChild.textContent =
-      `Attachments (${message.attachments.length})`;
+    setCount("attachments", "Attachments", message.attachments.length);
   }
 
   function showLinks(message) {
-    const list = $("links");
-    list.replaceChildren();
-    const links = message.links.filter((url) => /^https?:\/\//i.test(url));
-    for (const url of links) {
-      const link = element("a", url);
-      link.href = url;
-      link.rel = "noopener noreferrer";
-      link.target = "_blank";
-      const item = element("li");
-      item.append(link);
-      list.append(item);
+    const rows = $("links");
+    rows.replaceChildren();
+    const links = (message.link_details || []).length
+      ? message.link_details
+      : (message.links || []).map((url) => ({ url, text: null, source: "" }));
+    for (const link of links) {
+      const url = element("td");
+      if (/^https?:\/\//i.test(link.url)) {
+        const anchor = element("a", link.url);
+        anchor.href = link.url;
+        anchor.rel = "noopener noreferrer";
+        anchor.target = "_blank";
+        url.append(anchor);
+      } else {
+        url.textContent = link.url; // mailto:, tel: and the like: shown, not followed
+      }
+      const text = link.text ? element("td", link.text) : element("td", "(none)", "meta");
+      const row = element("tr");
+      row.append(text, url, element("td", link.source));
+      rows.append(row);
     }
-    $("links-part").hidden = links.length === 0;
-    $("links-part").firstElementChild.textContent = `Links (${links.length})`;
+    setCount("links", "Links", links.length);
   }
 
   function showHeaders(message) {
@@ -304,10 +350,10 @@
     }
   }
 
-  // The raw source is fetched when its section is open, once per message.
+  // The raw source is fetched when its tab is shown, once per message.
   async function loadRaw() {
     const id = current;
-    if (!$("raw-part").open || id === null || rawShown === id) return;
+    if (panel("source").hidden || id === null || rawShown === id) return;
     rawShown = id;
     $("raw").textContent = "Loading…";
     try {
@@ -323,7 +369,46 @@
     }
   }
 
-  $("raw-part").addEventListener("toggle", loadRaw);
+  // --- the tabs: one part of the message at a time ------------------------------------
+  //
+  // The WAI-ARIA tabs pattern: only the selected tab is in the Tab order; the arrow
+  // keys, Home and End move between the tabs shown and select the one they reach.
+
+  const TABS = ["html", "text", "links", "attachments", "headers", "source"];
+  const tab = (part) => $(`tab-${part}`);
+  const panel = (part) => $(`panel-${part}`);
+  const availableTabs = () => TABS.filter((part) => !tab(part).hidden);
+  const selectedTab = () => TABS.find((part) => !panel(part).hidden);
+
+  // `byReader`: the reader chose it, so later messages open on it too when they have it.
+  function selectTab(part, byReader) {
+    for (const other of TABS) {
+      const selected = other === part;
+      tab(other).setAttribute("aria-selected", String(selected));
+      tab(other).tabIndex = selected ? 0 : -1;
+      panel(other).hidden = !selected;
+    }
+    if (byReader) chosenTab = part;
+    if (part === "source") loadRaw();
+  }
+
+  for (const part of TABS) tab(part).addEventListener("click", () => selectTab(part, true));
+  $("tabs").addEventListener("keydown", (event) => {
+    const available = availableTabs();
+    const at = available.indexOf(event.target.dataset.part);
+    if (at < 0) return;
+    const moves = {
+      ArrowRight: at + 1,
+      ArrowLeft: at - 1 + available.length,
+      Home: 0,
+      End: available.length - 1,
+    };
+    if (!(event.key in moves)) return;
+    event.preventDefault();
+    const part = available[moves[event.key] % available.length];
+    selectTab(part, true);
+    tab(part).focus();
+  });
   $("remote-images").addEventListener("click", () => {
     if (current === null) return;
     $("html-frame").src = htmlUrl(current, true);

@@ -10,6 +10,8 @@ USE_TZ = True
 # Production mail settings; the tests point the SMTP backend at pytest-tempinbox.
 EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 EMAIL_HOST = "smtp.example.com"
+EMAIL_PORT = 587
+EMAIL_USE_TLS = True
 DEFAULT_FROM_EMAIL = "accounts@signup.test"
 
 # Fast, insecure password hashing: for tests only.

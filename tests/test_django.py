@@ -1,0 +1,242 @@
+"""The ``tempinbox_django`` fixture: a real Django project's mail, sent to the test server.
+
+Each test runs a small Django project as a pytest session of its own, in a
+subprocess: Django's settings are global to a process, and configuring them here
+would change every other test of this suite. Django 5.2 (the LTS) is the newest
+Django for Python 3.10 and 3.11; Django 6 needs Python 3.12.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_tempinbox.plugin import URL_ENVIRONMENT_VARIABLE
+
+SETTINGS = """
+SECRET_KEY = "only-for-the-tests"
+INSTALLED_APPS = []
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+USE_TZ = True
+
+# Production mail settings: the fixture points them at the test server.
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = "smtp.example.com"
+EMAIL_PORT = 587
+DEFAULT_FROM_EMAIL = "shop@example.com"
+"""
+
+SEND_TEST = """
+import socket
+
+import pytest
+from django.conf import settings
+from django.core.mail import send_mail
+
+
+def test_send_mail_reaches_the_inbox(tempinbox_django, tempinbox, monkeypatch):
+    def slow_getfqdn(name=""):
+        raise AssertionError("socket.getfqdn() was called: it can take seconds")
+
+    monkeypatch.setattr(socket, "getfqdn", slow_getfqdn)
+    send_mail("Your order", "Order 1042 is confirmed.", None, [tempinbox.address])
+
+    message = tempinbox.wait_for_message(subject="Your order", timeout=10)
+    assert "1042" in message.text
+    print("EMAIL_USE_TLS", settings.EMAIL_USE_TLS, "EMAIL_USE_SSL", settings.EMAIL_USE_SSL)
+
+
+def test_the_settings_are_restored_after_the_test():
+    assert settings.EMAIL_HOST == "smtp.example.com"
+    assert settings.EMAIL_PORT == 587
+"""
+
+PLUGINS = ("-p", "pytest_django.plugin", "-p", "pytest_tempinbox.plugin")
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A Django project, ``mail_site``, with only the plugins named on each run's command line."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)  # for pytest-asyncio, not loaded here
+    monkeypatch.delenv(URL_ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+    pytester.mkpydir("mail_site")
+    pytester.makeini(
+        """
+        [pytest]
+        pythonpath = .
+        filterwarnings = error
+        """
+    )
+    write_settings(pytester, "")
+    return pytester
+
+
+def write_settings(pytester: pytest.Pytester, extra: str) -> None:
+    (pytester.path / "mail_site" / "settings.py").write_text(SETTINGS + extra, encoding="utf-8")
+
+
+def run_with_pytest_django(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*PLUGINS, "--ds", "mail_site.settings", "-s", *args)
+
+
+def test_send_mail_reaches_the_inbox_through_the_smtp_backend(project: pytest.Pytester) -> None:
+    project.makepyfile(test_mail=SEND_TEST)
+
+    result = run_with_pytest_django(project)
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*EMAIL_USE_TLS False EMAIL_USE_SSL False*"])
+
+
+@pytest.mark.parametrize("tls", ["starttls", "required"])
+def test_email_use_tls_is_kept_and_sends_over_starttls(project: pytest.Pytester, tls: str) -> None:
+    # With tls = required, the server refuses mail sent before STARTTLS.
+    write_settings(project, "EMAIL_USE_TLS = True\n")
+    project.makepyfile(test_mail=SEND_TEST)
+
+    result = run_with_pytest_django(project, "--tempinbox-tls", tls)
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*EMAIL_USE_TLS True EMAIL_USE_SSL False*"])
+
+
+def test_email_use_ssl_is_kept_and_sends_over_implicit_tls(project: pytest.Pytester) -> None:
+    write_settings(project, "EMAIL_USE_SSL = True\n")
+    project.makepyfile(test_mail=SEND_TEST)
+
+    result = run_with_pytest_django(project, "--tempinbox-tls", "implicit")
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*EMAIL_USE_TLS False EMAIL_USE_SSL True*"])
+
+
+@pytest.mark.parametrize("setting", ["EMAIL_USE_TLS", "EMAIL_USE_SSL"])
+def test_tls_settings_are_turned_off_against_a_plain_server(
+    project: pytest.Pytester, setting: str
+) -> None:
+    write_settings(project, f"{setting} = True\n")
+    project.makepyfile(test_mail=SEND_TEST)
+
+    result = run_with_pytest_django(project)
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*EMAIL_USE_TLS False EMAIL_USE_SSL False*"])
+
+
+def test_a_django_test_case_uses_the_fixture_through_usefixtures(
+    project: pytest.Pytester,
+) -> None:
+    write_settings(project, "EMAIL_USE_TLS = True\n")
+    project.makepyfile(
+        test_case="""
+        import pytest
+        from django.core import mail
+        from django.test import TestCase
+
+
+        @pytest.mark.usefixtures("tempinbox_django")
+        class OrderMailTests(TestCase):
+            @pytest.fixture(autouse=True)
+            def _inbox(self, tempinbox):
+                self.inbox = tempinbox
+
+            def test_the_confirmation_arrives(self):
+                mail.send_mail("Your order", "Order 7 is confirmed.", None, [self.inbox.address])
+
+                message = self.inbox.wait_for_message(subject="Your order", timeout=10)
+                self.assertIn("Order 7", message.text)
+                self.assertEqual(mail.outbox, [])  # not the locmem backend
+        """
+    )
+
+    run_with_pytest_django(project, "--tempinbox-tls", "starttls").assert_outcomes(passed=1)
+
+
+def test_without_pytest_django_override_settings_is_used(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "mail_site.settings")
+    write_settings(project, "EMAIL_USE_SSL = True\n")
+    project.makepyfile(test_mail=SEND_TEST)
+
+    result = project.runpytest_subprocess(
+        "-p", "pytest_tempinbox.plugin", "-s", "--tempinbox-tls", "implicit"
+    )
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*EMAIL_USE_TLS False EMAIL_USE_SSL True*"])
+
+
+def test_unconfigured_django_fails_the_test_with_one_line(project: pytest.Pytester) -> None:
+    project.makepyfile(test_mail="def test_mail(tempinbox_django):\n    pass\n")
+
+    result = project.runpytest_subprocess("-p", "pytest_tempinbox.plugin")
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["tempinbox_django: Django's settings are not configured: set DJANGO_SETTINGS_MODULE*"]
+    )
+    result.stdout.no_fnmatch_line("*During handling*")
+
+
+def test_missing_django_fails_the_test_with_one_line(project: pytest.Pytester) -> None:
+    # A None entry in sys.modules makes importlib find no module of that name.
+    project.makeconftest("import sys\nsys.modules['django'] = None\n")
+    project.makepyfile(test_mail="def test_mail(tempinbox_django):\n    pass\n")
+
+    result = project.runpytest_subprocess("-p", "pytest_tempinbox.plugin")
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["tempinbox_django needs Django, which is not installed"])
+
+
+def test_django_is_imported_only_by_the_fixture(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_mail="""
+        import sys
+
+        def test_mail(tempinbox):
+            assert "django" not in sys.modules
+        """
+    )
+
+    project.runpytest_subprocess("-p", "pytest_tempinbox.plugin").assert_outcomes(passed=1)
+
+
+class FakeServer:
+    smtp_host = "127.0.0.1"
+    smtp_port = 2525
+    ca_path = "/tmp/ca.pem"
+
+    def __init__(self, tls: str) -> None:
+        self.tls = tls
+
+
+@pytest.mark.parametrize(
+    ("tls", "project_tls", "project_ssl", "expected"),
+    [
+        ("off", True, False, (False, False)),
+        ("off", False, True, (False, False)),
+        ("starttls", False, False, (False, False)),
+        ("starttls", True, False, (True, False)),
+        ("starttls", False, True, (True, False)),
+        ("required", False, False, (True, False)),
+        ("implicit", False, False, (False, True)),
+        ("implicit", True, False, (False, True)),
+    ],
+)
+def test_the_tls_settings_become_what_the_server_speaks(
+    tls: str, project_tls: bool, project_ssl: bool, expected: tuple[bool, bool]
+) -> None:
+    from pytest_tempinbox.django_mail import mail_settings
+
+    values = mail_settings(FakeServer(tls), project_tls, project_ssl)
+
+    assert (values["EMAIL_USE_TLS"], values["EMAIL_USE_SSL"]) == expected
+    assert (values["EMAIL_HOST"], values["EMAIL_PORT"]) == ("127.0.0.1", 2525)
+    if any(expected):
+        assert values["EMAIL_BACKEND"] == "pytest_tempinbox.django_mail.EmailBackend"
+        assert values["TEMPINBOX_CA_PATH"] == "/tmp/ca.pem"
+    else:
+        assert values["EMAIL_BACKEND"] == "django.core.mail.backends.smtp.EmailBackend"
