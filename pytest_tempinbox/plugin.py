@@ -373,8 +373,14 @@ def find_remote_server(api_url: str) -> RemoteServer:
 
 def _smtp_of(api_url: str) -> tuple[str, int, str, str]:
     """The SMTP host, port, TLS mode and AUTH mode that ``GET {api_url}/info`` reports."""
-    with _opener(api_url).open(api_url + "/info", timeout=10) as response:
-        info = json.load(response)
+    import urllib.error
+
+    try:
+        with _opener(api_url).open(api_url + "/info", timeout=10) as response:
+            info = json.load(response)
+    except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection's socket open until collected
+        raise
     smtp = info["smtp"]
     # Servers from before TLS and AUTH modes report neither: plain SMTP, any AUTH.
     return (

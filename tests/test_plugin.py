@@ -272,7 +272,8 @@ def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytest
             def test_uses_too(tempinbox): pass
             """
         )
-        result = pytester.runpytest("--tempinbox-smtp-port", str(port))
+        # A process of its own, as a user's run is: the run ends with pytest.exit.
+        result = pytester.runpytest_subprocess("--tempinbox-smtp-port", str(port))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.assert_outcomes(passed=1)
     message = (
