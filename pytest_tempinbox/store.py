@@ -561,13 +561,7 @@ class Store:
             if messages or timeout <= 0 or self._closed:
                 return messages
             inbox.waiters.add(waiter)
-        try:
-            await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            with self._lock:
-                inbox.waiters.discard(waiter)
+        await self._woken(inbox, waiter, timeout)
         # Woken by a delivery (there is a message now), a delete (get raises) or
         # close (the list may be empty).
         with self._lock:
@@ -595,15 +589,19 @@ class Store:
                 if found or self._closed:
                     continue
                 inbox.waiters.add(waiter)
-            try:
-                await asyncio.wait_for(waiter, remaining)
-            except asyncio.TimeoutError:
-                pass
-            finally:
-                with self._lock:
-                    inbox.waiters.discard(waiter)
+            await self._woken(inbox, waiter, remaining)
             with self._lock:
                 found = self._same(address, inbox).messages_since(cursor)
+
+    async def _woken(self, inbox: Inbox, waiter: asyncio.Future[None], timeout: float) -> None:
+        """Wait until ``waiter`` (one of ``inbox.waiters``) is woken or ``timeout`` is up."""
+        try:
+            await asyncio.wait_for(waiter, timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                inbox.waiters.discard(waiter)
 
     def _same(self, address: str, inbox: Inbox) -> Inbox:
         # A wait that began on ``inbox`` ends with 404 once it is gone, also when
