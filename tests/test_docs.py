@@ -3,15 +3,20 @@
 The plugin's options, ini keys and fixtures are read from pytest itself, the
 standalone flags from the command's own help, the HTTP routes from the OpenAPI
 document, and each must be on its reference page with its default. The examples
-the pages include are files that this test suite runs (docs/examples/).
+a page holds are written out from files that this test suite runs
+(docs/examples/), and its Python reference from the docstrings: docs/_ext/pages.py
+writes both, and a test here fails when a page is stale.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,9 +31,7 @@ from .helpers import Standalone
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 EXAMPLES = DOCS / "examples"
-SNIPPET = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"\s*$', re.MULTILINE)
 SECTION_MARKER = re.compile(r"-{1,}8<-{1,}\s+\[(start|end):([a-z][-_0-9a-z]*)\]")
-SECTION_NAME = re.compile(r"[a-z][-_0-9a-z]*")
 DEFAULT = re.compile(r"\(default: ([^;)]*)[;)]")
 
 
@@ -150,7 +153,7 @@ def test_every_fixture_is_in_the_reference_with_its_scope(pytester: pytest.Pytes
     for name, scope in fixtures.items():
         assert name in rows, f"fixture {name} is not in the fixtures table of docs/plugin.md"
         assert rows[name][1] == (scope or "function"), f"fixture {name}: the scope differs"
-        assert f"::: pytest_tempinbox.plugin.{name}\n" in text, f"no docstring of {name}"
+        assert f"<!-- api: pytest_tempinbox.plugin.{name}\n" in text, f"no docstring of {name}"
 
 
 def test_every_standalone_flag_is_on_its_page_with_its_default(
@@ -267,29 +270,85 @@ def test_the_errors_page_gives_each_exception_its_code_and_status() -> None:
         assert rows[name][1:3] == [f"`{error.code}`", status], f"{name}: code or status differs"
 
 
-def snippets() -> list[tuple[str, str, str | None]]:
-    """Every ``--8<--`` inclusion of every page: (page, file, section or None)."""
-    found = []
-    for path in sorted(DOCS.rglob("*.md")):
-        for target in SNIPPET.findall(path.read_text(encoding="utf-8")):
-            file, _, section = target.partition(":")
-            is_section = SECTION_NAME.fullmatch(section)  # not a line range such as 3:
-            found.append((path.name, file, section if is_section else None))
-    return found
+def load_extension(name: str) -> ModuleType:
+    """A module of docs/_ext/ (not a package): pages.py writes the pages, hooks.py builds."""
+    spec = importlib.util.spec_from_file_location(f"docs_ext_{name}", DOCS / "_ext" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+PAGES = load_extension("pages")
+
+
+def includes() -> list[tuple[str, str]]:
+    """Every ``<!-- include: ... -->`` of every page: (page, target)."""
+    return [
+        (path.relative_to(ROOT).as_posix(), match.group("target"))
+        for path in PAGES.pages()
+        for match in PAGES.INCLUDE.finditer(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_every_page_holds_what_its_regions_stand_for() -> None:
+    stale = PAGES.stale_pages()
+    assert stale == [], (
+        f"these pages differ from their examples or from the docstrings: {', '.join(stale)}; "
+        "run python docs/_ext/pages.py and commit what it writes"
+    )
+
+
+def test_no_page_shows_build_syntax_on_github() -> None:
+    # GitHub shows a page as it is: an --8<-- include or a ::: directive would
+    # be raw text there. Both live in HTML comments, which it hides.
+    raw = re.compile(r"^\s*(?:-{1,}8<-{1,}\s|::: )", re.MULTILINE)
+    for path in PAGES.pages():
+        found = raw.search(path.read_text(encoding="utf-8"))
+        assert found is None, f"{path.relative_to(ROOT)} shows {found.group(0)!r} as text"
 
 
 def test_every_included_file_and_section_exists() -> None:
-    assert snippets(), "no page includes a file"
-    for name, file, section in snippets():
+    assert includes(), "no page includes a file"
+    for name, target in includes():
+        file = target.partition(":")[0]
         assert (ROOT / file).is_file(), f"{name} includes {file}, which does not exist"
-        if section:
-            markers = SECTION_MARKER.findall((ROOT / file).read_text(encoding="utf-8"))
-            for end in ("start", "end"):
-                assert (end, section) in markers, f"{name}: {file} has no {end} of {section!r}"
+        PAGES.included_text(target)  # raises PageError for a missing section
+
+
+def test_a_missing_section_is_a_clear_error() -> None:
+    page = "<!-- include: docs/examples/test_client.py:nowhere -->\n<!-- end include -->\n"
+    with pytest.raises(PAGES.PageError, match="no section 'nowhere'"):
+        PAGES.render(page)
+    with pytest.raises(PAGES.PageError, match="no such module"):
+        PAGES.render("<!-- api: nowhere.Thing -->\n<!-- end api -->\n")
+
+
+def test_an_edited_example_is_written_anew() -> None:
+    page = (DOCS / "python.md").read_text(encoding="utf-8")
+    assert PAGES.render(page) == page
+    region = PAGES.INCLUDE.search(page)
+    assert region is not None
+    edited = page.replace(region.group("body"), region.group("body").replace("def ", "def x"), 1)
+    assert PAGES.render(edited) == page
+
+
+def test_the_site_renders_each_reference_with_mkdocstrings() -> None:
+    hooks = load_extension("hooks")
+    page = (
+        "# Title\n\n<!-- api: pytest_tempinbox.plugin.tempinbox\n    options:\n"
+        "      heading: tempinbox -->\n\n### `tempinbox`\n\nText.\n\n<!-- end api -->\n\nAfter.\n"
+    )
+    assert hooks.on_page_markdown(page) == (
+        "# Title\n\n::: pytest_tempinbox.plugin.tempinbox\n    options:\n"
+        "      heading: tempinbox\n\n\nAfter.\n"
+    )
 
 
 def test_every_example_is_included_in_a_page() -> None:
-    included = {file for _, file, _ in snippets()}
+    included = {target.partition(":")[0] for _, target in includes()}
     for example in sorted(EXAMPLES.glob("*.py")):
         path = example.relative_to(ROOT).as_posix()
         assert path in included, f"{path} is on no page of the docs"
@@ -297,12 +356,14 @@ def test_every_example_is_included_in_a_page() -> None:
 
 def test_every_python_block_of_the_docs_is_an_included_file() -> None:
     fence = re.compile(r"^( *)```(?:python|py)\b[^\n]*\n(.*?)^\1```", re.MULTILINE | re.DOTALL)
-    for path in sorted(DOCS.rglob("*.md")):
-        for _, body in fence.findall(path.read_text(encoding="utf-8")):
-            lines = [line for line in body.splitlines() if line.strip()]
-            assert all(SNIPPET.match(line) for line in lines), (
+    for path in PAGES.pages():
+        text = path.read_text(encoding="utf-8")
+        # What the regions hold is checked above; the rest must hold no Python.
+        outside = PAGES.API.sub("", PAGES.INCLUDE.sub("", text))
+        for _, body in fence.findall(outside):
+            raise AssertionError(
                 f"{path.relative_to(ROOT)} has Python that no test runs: put it in docs/examples/ "
-                f"and include it with --8<--\n{body}"
+                f"and include it (<!-- include: docs/examples/....py -->)\n{body}"
             )
 
 
