@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import requests
 
-from pytest_tempinbox.client import TempInboxClient
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.client.http import TempInboxClient
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .measure import Row, Section, median, percentile
 

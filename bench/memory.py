@@ -28,7 +28,7 @@ from typing import Any
 import requests
 
 from pytest_tempinbox import __version__
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 SUMMARY = "resident memory while 100,000 messages flow through the default caps"
 RESULTS = Path(__file__).resolve().parent / "results" / "memory.json"

@@ -22,8 +22,8 @@ import time
 
 import requests
 
-from pytest_tempinbox.parsing import MAX_ATTACHMENTS, parse_message
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.parsing.message import MAX_ATTACHMENTS, parse_message
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .measure import Row, Section, median, ratio
 from .memory import make_message

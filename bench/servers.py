@@ -20,7 +20,7 @@ import requests
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from pytest_tempinbox.limits import DEFAULT_MAX_MESSAGES_PER_INBOX
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 __all__ = ["SINKS", "BareSMTP", "Sink"]
 

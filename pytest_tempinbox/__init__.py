@@ -28,10 +28,10 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .client import TempInboxClient
-    from .inbox import Inbox
+    from .client.http import TempInboxClient
+    from .client.inbox import Inbox
     from .models import Address, Attachment, Envelope, Fault, Link, Message, Refusal
-    from .server import InboxServer
+    from .server.inbox_server import InboxServer
 
 __version__ = "0.1.0"
 
@@ -72,9 +72,9 @@ _LAZY = {
     "Link": "models",
     "Message": "models",
     "Refusal": "models",
-    "Inbox": "inbox",
-    "TempInboxClient": "client",
-    "InboxServer": "server",
+    "Inbox": "client.inbox",
+    "TempInboxClient": "client.http",
+    "InboxServer": "server.inbox_server",
 }
 
 

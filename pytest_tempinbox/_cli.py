@@ -31,7 +31,7 @@ from .modes import (
     parse_smtp_auth,
     parse_tls,
 )
-from .store import DEFAULT_DOMAIN
+from .server.store import DEFAULT_DOMAIN
 
 __all__ = ["main"]
 
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     options = _parser(prog).parse_args(argv)
     # Imported here so that --help and argument errors answer at once.
     from ._net import is_loopback
-    from .server import InboxServer
+    from .server.inbox_server import InboxServer
 
     limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
     server = InboxServer(

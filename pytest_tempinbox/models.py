@@ -267,7 +267,7 @@ class Message:
         passes.
         """
         __tracebackhide__ = True
-        from ._links import pick_link
+        from .parsing.links import pick_link
 
         return pick_link(self, text, contains=contains, pattern=pattern)
 
@@ -283,7 +283,7 @@ class Message:
         group, if it has groups).
         """
         __tracebackhide__ = True
-        from ._codes import pick_code
+        from .parsing.codes import pick_code
 
         return pick_code(self, pattern)
 
@@ -299,7 +299,7 @@ class Message:
         attachments (name, type, size), when none or several match.
         """
         __tracebackhide__ = True
-        from ._attachments import pick_attachment
+        from .parsing.attachments import pick_attachment
 
         return pick_attachment(self, name, content_type=content_type, inline=inline)
 

@@ -1,8 +1,8 @@
 """How the client's requests reach the API: the answer type and the transport protocol.
 
 The client speaks to the API through a :class:`Transport`. Over the network that
-is HTTP (in :mod:`pytest_tempinbox.client`). When the server runs in the same
-process, :class:`~pytest_tempinbox.local.LocalTransport` answers without
+is HTTP (in :mod:`pytest_tempinbox.client.http`). When the server runs in the same
+process, :class:`~pytest_tempinbox.server.local.LocalTransport` answers without
 sockets, exactly as HTTP would, only sooner.
 """
 

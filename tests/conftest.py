@@ -12,8 +12,8 @@ import requests
 import trustme  # noqa: F401  # see below
 from hypothesis import settings
 
-from pytest_tempinbox.client import Inbox, TempInboxClient
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.client.http import Inbox, TempInboxClient
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
 

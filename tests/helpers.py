@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 # smtplib's default local_hostname is socket.getfqdn(), which can take seconds.
 CLIENT_NAME = "client.test"

@@ -16,9 +16,9 @@ import pytest
 import requests
 
 from pytest_tempinbox import __version__
-from pytest_tempinbox.client import HTTPTransport
-from pytest_tempinbox.openapi import openapi_document
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.client.http import HTTPTransport
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.openapi import openapi_document
 
 from .helpers import CLIENT_NAME, make_message, send
 
@@ -552,7 +552,7 @@ def test_openapi_document_lists_every_route(
 ) -> None:
     from starlette.routing import Route
 
-    from pytest_tempinbox.api import ApiSettings, create_app
+    from pytest_tempinbox.server.app import ApiSettings, create_app
 
     document = http.get(api + "/openapi.json").json()
     assert document["openapi"].startswith("3.")

@@ -13,7 +13,7 @@ import pytest
 
 import pytest_tempinbox
 from pytest_tempinbox import Inbox, MailAssertionError, Message, TempInboxError, WaitTimeout
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import make_message, send
 

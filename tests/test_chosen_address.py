@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import requests
 
-from pytest_tempinbox.client import TempInboxClient
+from pytest_tempinbox.client.http import TempInboxClient
 from pytest_tempinbox.errors import AddressTaken, InvalidAddress, InvalidRequest
-from pytest_tempinbox.server import InboxServer
-from pytest_tempinbox.store import Store
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.store import Store
 
 from .helpers import make_message, send
 

@@ -13,7 +13,8 @@ from typing import Any
 import aiosmtplib
 import pytest
 
-from pytest_tempinbox.client import TempInboxClient
+from pytest_tempinbox.client.http import TempInboxClient
+from pytest_tempinbox.client.inbox import Inbox
 from pytest_tempinbox.errors import (
     InboxNotFound,
     InvalidAddress,
@@ -23,9 +24,8 @@ from pytest_tempinbox.errors import (
     TempInboxError,
     WaitTimeout,
 )
-from pytest_tempinbox.inbox import Inbox
 from pytest_tempinbox.models import Address, Message
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, make_message, send
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tempinbox._codes import Candidate, find_codes, rank_codes
 from pytest_tempinbox.errors import MailAssertionError
 from pytest_tempinbox.models import Message
-from pytest_tempinbox.parsing import parse_message
+from pytest_tempinbox.parsing.codes import Candidate, find_codes, rank_codes
+from pytest_tempinbox.parsing.message import parse_message
 
 from .helpers import message_json
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from pytest_tempinbox.client import TempInboxClient
+from pytest_tempinbox.client.http import TempInboxClient
 from pytest_tempinbox.errors import MailAssertionError
 from pytest_tempinbox.models import Message
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME
 

@@ -23,8 +23,8 @@ import pytest
 
 import pytest_tempinbox
 from pytest_tempinbox import _cli, errors
-from pytest_tempinbox.openapi import openapi_document
 from pytest_tempinbox.plugin import URL_ENVIRONMENT_VARIABLE
+from pytest_tempinbox.server.openapi import openapi_document
 
 from .helpers import Standalone
 

@@ -15,9 +15,9 @@ import pytest
 import requests
 
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest, TooManyStreams
-from pytest_tempinbox.events import EventStream, StreamSlots, stream_cursor
-from pytest_tempinbox.server import InboxServer
-from pytest_tempinbox.store import Store
+from pytest_tempinbox.server.events import EventStream, StreamSlots, stream_cursor
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.store import Store
 
 from .helpers import CLIENT_NAME, make_message, send
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from pytest_tempinbox._artifacts import folder_name, page
 from pytest_tempinbox.models import Address, Attachment, Envelope, Message
+from pytest_tempinbox.plugin.artifacts import folder_name, page
 
 MAILING_TEST = """
 import smtplib

@@ -14,12 +14,12 @@ import aiosmtplib
 import pytest
 import requests
 
+from pytest_tempinbox.client.inbox import Inbox
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest, TooManyFaults
-from pytest_tempinbox.faults import FaultQueue, data_answer
-from pytest_tempinbox.inbox import Inbox
 from pytest_tempinbox.models import Fault
-from pytest_tempinbox.server import InboxServer
-from pytest_tempinbox.store import Store
+from pytest_tempinbox.server.faults import FaultQueue, data_answer
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.store import Store
 
 from .helpers import CLIENT_NAME, RawSMTP, run_swaks
 

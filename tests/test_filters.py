@@ -1,6 +1,6 @@
 """Filters on the server: ``GET /api/messages/{email}?subject=&from=&text=``.
 
-The rules are :mod:`pytest_tempinbox._match`'s, so the server and the Python
+The rules are :mod:`pytest_tempinbox.parsing.match`'s, so the server and the Python
 filters mean the same; these tests hold the server to them from clients that
 are not the Python one (curl, node), through the Python client over both
 transports, and in the store, where a filtered long-poll must outlast the
@@ -26,19 +26,19 @@ import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_tempinbox._match import (
+from pytest_tempinbox.client.http import Inbox, TempInboxClient
+from pytest_tempinbox.errors import InboxNotFound, InvalidRequest
+from pytest_tempinbox.limits import MAX_FILTER_LENGTH
+from pytest_tempinbox.models import Message
+from pytest_tempinbox.parsing.match import (
     searchable_text,
     sender_matches,
     subject_matches,
     text_matches,
 )
-from pytest_tempinbox.client import Inbox, TempInboxClient
-from pytest_tempinbox.errors import InboxNotFound, InvalidRequest
-from pytest_tempinbox.limits import MAX_FILTER_LENGTH
-from pytest_tempinbox.models import Message
-from pytest_tempinbox.operations import INLINE_PARSE_BYTES, messages_now
-from pytest_tempinbox.server import InboxServer
-from pytest_tempinbox.store import Store, StoredMessage
+from pytest_tempinbox.server.endpoints import INLINE_PARSE_BYTES, messages_now
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.store import Store, StoredMessage
 
 from .helpers import CLIENT_NAME, make_message, send
 

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 import requests
 
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import make_message, send
 

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import requests
 
-from pytest_tempinbox.parsing import MAX_ATTACHMENTS
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.parsing.message import MAX_ATTACHMENTS
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import requests
 
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
 

@@ -15,12 +15,12 @@ import requests
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_tempinbox import _html
-from pytest_tempinbox.client import Inbox
+from pytest_tempinbox.client.http import Inbox
 from pytest_tempinbox.errors import MailAssertionError
 from pytest_tempinbox.models import Link, Message
-from pytest_tempinbox.parsing import parse_message
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.parsing import html as _html
+from pytest_tempinbox.parsing.message import parse_message
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import make_message, message_json, send
 

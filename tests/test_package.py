@@ -35,9 +35,9 @@ def test_importing_the_package_does_not_import_the_server_stack() -> None:
 
 
 def test_the_server_and_client_load_on_first_use() -> None:
-    from pytest_tempinbox.client import TempInboxClient
-    from pytest_tempinbox.inbox import Inbox
-    from pytest_tempinbox.server import InboxServer
+    from pytest_tempinbox.client.http import TempInboxClient
+    from pytest_tempinbox.client.inbox import Inbox
+    from pytest_tempinbox.server.inbox_server import InboxServer
 
     assert pytest_tempinbox.InboxServer is InboxServer
     assert pytest_tempinbox.TempInboxClient is TempInboxClient

@@ -15,11 +15,15 @@ from typing import Any
 
 import pytest
 
-from pytest_tempinbox import _codes, _decode, _extract, _html, parsing
-from pytest_tempinbox._simple import SIMPLE_LIMIT, simple_message
 from pytest_tempinbox.errors import AttachmentNotFound
 from pytest_tempinbox.models import Address, Attachment
-from pytest_tempinbox.parsing import (
+from pytest_tempinbox.parsing import codes as _codes
+from pytest_tempinbox.parsing import decode as _decode
+from pytest_tempinbox.parsing import extract as _extract
+from pytest_tempinbox.parsing import html as _html
+from pytest_tempinbox.parsing import message as parsing
+from pytest_tempinbox.parsing.fast import SIMPLE_LIMIT, simple_message
+from pytest_tempinbox.parsing.message import (
     ParsedMessage,
     attachment_payload,
     parse_message,

@@ -24,10 +24,10 @@ from unittest import mock
 
 import pytest
 
-from pytest_tempinbox import parsing
-from pytest_tempinbox._simple import simple_message
 from pytest_tempinbox.models import Address
-from pytest_tempinbox.parsing import ParsedMessage, parse_message, served_attachment
+from pytest_tempinbox.parsing import message as parsing
+from pytest_tempinbox.parsing.fast import simple_message
+from pytest_tempinbox.parsing.message import ParsedMessage, parse_message, served_attachment
 
 CORPUS = Path(__file__).parent / "corpus" / "parsing"
 SOURCES = ("flufl.bounce", "mail-parser", "talon")

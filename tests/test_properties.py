@@ -27,12 +27,13 @@ import requests
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pytest_tempinbox import _headers, parsing
-from pytest_tempinbox._decode import ParseRun
-from pytest_tempinbox._headers import DOT_ATOM, SIMPLE_ADDRESS
-from pytest_tempinbox._simple import simple_message
-from pytest_tempinbox.parsing import ParsedMessage, attachment_payload, parse_message
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.parsing import headers as _headers
+from pytest_tempinbox.parsing import message as parsing
+from pytest_tempinbox.parsing.decode import ParseRun
+from pytest_tempinbox.parsing.fast import simple_message
+from pytest_tempinbox.parsing.headers import DOT_ATOM, SIMPLE_ADDRESS
+from pytest_tempinbox.parsing.message import ParsedMessage, attachment_payload, parse_message
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
 
@@ -834,8 +835,8 @@ def test_data_sent_by_smtplib_is_stored_as_smtplib_sent_it(
 
 @pytest.fixture(scope="module")
 def smtp_protocol() -> Iterator[Any]:
-    from pytest_tempinbox.smtp import InboxHandler, _TrackedSMTP
-    from pytest_tempinbox.store import Store
+    from pytest_tempinbox.server.smtp import InboxHandler, _TrackedSMTP
+    from pytest_tempinbox.server.store import Store
 
     loop = asyncio.new_event_loop()
     handler = InboxHandler(Store())

@@ -34,7 +34,7 @@ from schemathesis.config import SchemathesisConfig
 
 from pytest_tempinbox.errors import TempInboxError
 from pytest_tempinbox.limits import MAX_TTL
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, make_message
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import aiosmtplib
 import pytest
 
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP, make_message, run_swaks
 
@@ -321,7 +321,7 @@ def test_handler_exception_answers_451_without_internals_and_is_logged(
 
     address = generate(http, private_server)
     monkeypatch.setattr(private_server.store, "deliver", broken_deliver)
-    caplog.set_level(logging.ERROR, logger="pytest_tempinbox.smtp")
+    caplog.set_level(logging.ERROR, logger="pytest_tempinbox.server.smtp")
     with connect(private_server) as client, pytest.raises(smtplib.SMTPDataError) as refused:
         client.sendmail("a@example.com", [address], make_message(address).as_bytes())
 
@@ -330,7 +330,7 @@ def test_handler_exception_answers_451_without_internals_and_is_logged(
     assert (code, text.split()[0]) == (451, "4.3.0")
     assert "secret" not in text
     assert "RuntimeError" not in text
-    logged = [r for r in caplog.records if r.name == "pytest_tempinbox.smtp"]
+    logged = [r for r in caplog.records if r.name == "pytest_tempinbox.server.smtp"]
     assert logged
     assert logged[0].levelno == logging.ERROR
     assert logged[0].exc_info is not None
@@ -462,8 +462,8 @@ def test_concurrent_sessions_store_every_message(
 
 def test_the_short_dir_leaves_aiosmtpd_every_command_mechanism_and_hook() -> None:
     """Each connection's tables, built from a dir() listing only their names, are whole."""
-    from pytest_tempinbox.smtp import InboxHandler, _TrackedSMTP
-    from pytest_tempinbox.store import Store
+    from pytest_tempinbox.server.smtp import InboxHandler, _TrackedSMTP
+    from pytest_tempinbox.server.store import Store
 
     def named(obj: object, prefix: str) -> set[str]:
         names = object.__dir__(obj)
@@ -488,8 +488,8 @@ def test_the_ehlo_reply_is_handed_to_aiosmtpd_as_one_write(advertise_auth: bool)
     """aiosmtpd writes each reply line it is given on its own: the lines come joined."""
     from aiosmtpd.smtp import Envelope, Session
 
-    from pytest_tempinbox.smtp import InboxHandler
-    from pytest_tempinbox.store import Store
+    from pytest_tempinbox.server.smtp import InboxHandler
+    from pytest_tempinbox.server.store import Store
 
     handler = InboxHandler(Store(), advertise_auth=advertise_auth)
     lines = ["250-x.test", "250-SIZE 10", "250-AUTH LOGIN PLAIN", "250 HELP"]

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from pytest_tempinbox.errors import InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
-from pytest_tempinbox.store import Store, normalize_address
+from pytest_tempinbox.server.store import Store, normalize_address
 
 RAW = b"Subject: hi\r\n\r\nbody\r\n"
 

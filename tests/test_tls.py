@@ -19,11 +19,11 @@ import aiosmtplib
 import pytest
 import requests
 
-from pytest_tempinbox.client import HTTPTransport
+from pytest_tempinbox.client.http import HTTPTransport
 from pytest_tempinbox.errors import ServerStartError
 from pytest_tempinbox.modes import TLS_MODES, parse_smtp_auth, parse_tls
-from pytest_tempinbox.server import InboxServer
-from pytest_tempinbox.tls import certificate_names
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.tls import certificate_names
 
 from .helpers import CLIENT_NAME, make_message, run_swaks
 
@@ -148,9 +148,9 @@ def test_a_server_that_fails_to_start_leaves_no_ca_file(
 def test_trustme_is_imported_only_when_tls_is_on() -> None:
     code = (
         "import sys\n"
-        "from pytest_tempinbox.server import InboxServer\n"
+        "from pytest_tempinbox.server.inbox_server import InboxServer\n"
         "with InboxServer(smtp_auth='u:p'):\n"
-        "    print('trustme' in sys.modules, 'pytest_tempinbox.tls' in sys.modules)\n"
+        "    print('trustme' in sys.modules, 'pytest_tempinbox.server.tls' in sys.modules)\n"
         "with InboxServer(tls='starttls'):\n"
         "    print('trustme' in sys.modules)\n"
     )
@@ -309,7 +309,7 @@ def test_a_client_without_the_ca_refuses_the_starttls_certificate(
     servers: Servers, tls: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     server = servers(tls)
-    caplog.set_level(logging.INFO, logger="pytest_tempinbox.smtp")
+    caplog.set_level(logging.INFO, logger="pytest_tempinbox.server.smtp")
     with connect(server) as client:
         client.ehlo()
         with pytest.raises(ssl.SSLCertVerificationError):

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from pytest_tempinbox.client import HTTPTransport, TempInboxClient
+from pytest_tempinbox.client.http import HTTPTransport, TempInboxClient
 from pytest_tempinbox.errors import ServerUnavailable
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.transport import Answer, Transport
 
 from .helpers import CLIENT_NAME, make_message, send
@@ -163,8 +163,8 @@ def test_a_stopped_server_has_no_local_transport() -> None:
 def test_a_server_used_only_in_process_never_starts_uvicorn() -> None:
     code = """
 import sys
-from pytest_tempinbox.client import TempInboxClient
-from pytest_tempinbox.server import InboxServer
+from pytest_tempinbox.client.http import TempInboxClient
+from pytest_tempinbox.server.inbox_server import InboxServer
 with InboxServer() as server:
     client = TempInboxClient(server.api_url, transport=server.local_transport())
     client.generate().delete()

@@ -30,9 +30,9 @@ import pytest
 import requests
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from pytest_tempinbox.api import ApiSettings, create_app
-from pytest_tempinbox.server import InboxServer
-from pytest_tempinbox.viewer import MAIL_POLICY, MAIL_POLICY_REMOTE_IMAGES, PAGE_POLICY
+from pytest_tempinbox.server.app import ApiSettings, create_app
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.viewer import MAIL_POLICY, MAIL_POLICY_REMOTE_IMAGES, PAGE_POLICY
 
 from .helpers import CLIENT_NAME, make_message, send
 
@@ -111,14 +111,16 @@ def test_the_page_has_no_inline_script_nor_event_handler() -> None:
                 self.inline += data.strip()
 
     parser = Scripts()
-    parser.feed(resources.files("pytest_tempinbox.viewer").joinpath("index.html").read_text())
+    parser.feed(
+        resources.files("pytest_tempinbox.server.viewer").joinpath("index.html").read_text()
+    )
     assert parser.sources == ["viewer/viewer.js"]
     assert parser.inline == ""
     assert parser.handlers == []
 
 
 def test_the_script_never_turns_text_into_markup() -> None:
-    script = resources.files("pytest_tempinbox.viewer").joinpath("viewer.js").read_text()
+    script = resources.files("pytest_tempinbox.server.viewer").joinpath("viewer.js").read_text()
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script
     assert "textContent" in script

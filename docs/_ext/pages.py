@@ -213,7 +213,7 @@ def _class_line(cls: type, name: str) -> str:
     """``class Name(parameters)`` for a class with its own ``__init__``, else with its bases."""
     is_protocol = getattr(cls, "_is_protocol", False)
     if dataclasses.is_dataclass(cls) or ("__init__" in vars(cls) and not is_protocol):
-        return signature("class", name, cls.__init__, True)
+        return signature("class", name, vars(cls).get("__init__") or cls.__init__, True)  # type: ignore[misc]
     bases = [
         base.__name__
         for base in getattr(cls, "__orig_bases__", cls.__bases__)

@@ -1,0 +1,32 @@
+"""The client: the HTTP API's client, the ``Inbox`` handle, and why a wait saw no mail.
+
+:class:`TempInboxClient` (:mod:`.http`) speaks to any server of this package,
+over HTTP or, in the server's own process, through its in-process transport;
+:class:`Inbox` (:mod:`.inbox`) is one address and its mail; :mod:`.explain`
+says where the mail went when a wait runs out. It never imports
+:mod:`pytest_tempinbox.server`. Importing this package is cheap: requests loads
+with :mod:`.http`, when the client is first named.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .http import TempInboxClient
+    from .inbox import Inbox
+
+__all__ = ["Inbox", "TempInboxClient"]
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: requests loads when the client is first named.
+    if name == "TempInboxClient":
+        from .http import TempInboxClient
+
+        return TempInboxClient
+    if name == "Inbox":
+        from .inbox import Inbox
+
+        return Inbox
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

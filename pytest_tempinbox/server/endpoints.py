@@ -1,0 +1,363 @@
+"""The API's everyday answers, computed from the store apart from any web framework.
+
+``generate``, ``messages``, ``delete`` and the routes of faults make
+:class:`Reply` values here. The Starlette app (:mod:`pytest_tempinbox.server.app`)
+sends them as HTTP responses, and the in-process transport hands them to the
+client as they are, so both give byte for byte the same answers while the
+in-process path never imports Starlette. Errors are raised as
+:class:`~pytest_tempinbox.errors.TempInboxError` and become problem documents
+through :func:`problem_reply`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from ..errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from ..limits import MAX_FILTER_LENGTH, MAX_WAIT
+from ..models import format_timestamp, parse_timestamp
+from ..parsing.match import sender_matches, subject_matches, text_matches
+from .faults import read_fault
+from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO
+from .store import Store, StoredMessage
+
+__all__ = [
+    "COMMON_HEADERS",
+    "INLINE_PARSE_BYTES",
+    "JSON_TYPE",
+    "MAX_HEADER_BYTES",
+    "MAX_REQUEST_BODY",
+    "MAX_TARGET_BYTES",
+    "PROBLEM_TYPE",
+    "Reply",
+    "add_fault",
+    "clear_faults",
+    "delete",
+    "encode_json",
+    "error_reply",
+    "faults",
+    "generate",
+    "message_filter",
+    "messages",
+    "messages_now",
+    "messages_path",
+    "parse_off_loop",
+    "problem_reply",
+    "refused",
+    "wait_parameter",
+]
+
+MAX_REQUEST_BODY = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_TARGET_BYTES = 16 * 1024
+JSON_TYPE = "application/json"
+PROBLEM_TYPE = "application/problem+json"
+COMMON_HEADERS: Mapping[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+# Parsing more raw bytes than this at once moves to a worker thread, so that no
+# message can hold up the event loop (and with it SMTP) while it is parsed.
+INLINE_PARSE_BYTES = 256 * 1024
+_GENERATE_KEYS = ("address", "domain", "prefix", "ttl")
+_DEFAULT_REFUSED = 100
+
+
+class Reply:
+    """An answer of the API: status, body and content type, and headers beyond the common ones."""
+
+    # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
+    __slots__ = ("body", "content_type", "headers", "status")
+
+    def __init__(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = JSON_TYPE,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+        self.headers: Mapping[str, str] = {} if headers is None else headers
+
+    def __repr__(self) -> str:
+        return f"Reply(status={self.status}, content_type={self.content_type!r})"
+
+
+def encode_json(data: Any) -> bytes:
+    """Compact UTF-8 JSON; a lone surrogate (from a request) falls back to ASCII escapes."""
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, separators=(",", ":")).encode("ascii")
+
+
+def problem_reply(
+    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+) -> Reply:
+    """An RFC 9457 problem document with our stable ``code`` token."""
+    from http import HTTPStatus  # an enum of 60 members: only errors need it
+
+    body = {
+        "type": f"tag:pytest-tempinbox,2026:problem:{code}",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    return Reply(status, encode_json(body), PROBLEM_TYPE, headers or {})
+
+
+def error_reply(exc: TempInboxError) -> Reply:
+    """The problem document for one of our errors."""
+    return problem_reply(exc.status, exc.code, str(exc))
+
+
+def messages_path(address: str) -> str:
+    """The path of an inbox's message list."""
+    return "/api/messages/" + quote(address, safe="@+")
+
+
+def generate(store: Store, body: bytes, base_url: str) -> Reply:
+    """``POST /api/generate``: ``body`` is the request body, ``base_url`` the server's root URL."""
+    if len(body) > MAX_REQUEST_BODY:
+        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    prefix, domain, ttl, address = _generate_options(body)
+    inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl, address=address)
+    path = messages_path(inbox.address)
+    created = {
+        "email": inbox.address,
+        "created_at": format_timestamp(inbox.created_at),
+        "expires_at": format_timestamp(inbox.expires_at) if inbox.expires_at else None,
+        "messages_url": base_url.rstrip("/") + path,
+    }
+    return Reply(201, encode_json(created), headers={"Location": path})
+
+
+def messages_now(
+    store: Store,
+    email: str,
+    after: str | None,
+    wait: str | None,
+    parse_limit: int | None = None,
+    *,
+    subject: str | None = None,
+    sender: str | None = None,
+    text: str | None = None,
+) -> Reply | None:
+    """``GET /api/messages/{email}`` at once, from any thread; None if it is for the loop.
+
+    That is when it must wait for a message, or when it would parse more than
+    ``parse_limit`` raw bytes (None: no limit) in the calling thread.
+    ``subject``, ``sender`` (the ``from`` parameter) and ``text`` are the
+    filters of :func:`message_filter`.
+    """
+    seconds = wait_parameter(wait)
+    wanted = message_filter(subject, sender, text) if subject or sender or text else None
+    found = store.messages(email, after=after)
+    if wanted is not None:
+        if parse_limit is not None and _unfaceted_bytes(found) > parse_limit:
+            return None
+        found = [message for message in found if wanted(message)]
+    if not found and seconds > 0:
+        return None
+    if parse_limit is not None and _unparsed_bytes(found) > parse_limit:
+        return None
+    return _message_list(found)
+
+
+async def messages(
+    store: Store,
+    email: str,
+    after: str | None,
+    wait: str | None,
+    *,
+    subject: str | None = None,
+    sender: str | None = None,
+    text: str | None = None,
+) -> Reply:
+    """``GET /api/messages/{email}`` on the server's loop, long-polling up to ``wait`` seconds.
+
+    With filters (see :func:`message_filter`), the answer holds only the
+    messages they keep, and the wait lasts until one of those arrives.
+    """
+    seconds = wait_parameter(wait)
+    if subject or sender or text:
+        wanted = message_filter(subject, sender, text)
+
+        async def select(found: list[StoredMessage]) -> list[StoredMessage]:
+            await _facets_off_loop(found)
+            return [message for message in found if wanted(message)]
+
+        kept = await store.wait(email, after=after, timeout=seconds, select=select)
+        return _message_list(kept)  # their facets came with their JSON
+    found = await store.wait(email, after=after, timeout=seconds)
+    await parse_off_loop(found)
+    return _message_list(found)
+
+
+def message_filter(
+    subject: str | None, sender: str | None, text: str | None
+) -> Callable[[StoredMessage], bool]:
+    """The test of the filters of ``GET /api/messages/{email}``.
+
+    The rules are those of :mod:`pytest_tempinbox.parsing.match`.
+
+    ``subject``: the subject contains it, case-sensitively; ``sender``: the
+    ``From`` address contains it, case-insensitively; ``text``: the text body or
+    the HTML's visible text contains it, white space collapsed. A message must
+    pass every filter given; None or ``""`` is no filter. A value over
+    ``MAX_FILTER_LENGTH`` characters raises :class:`InvalidRequest`.
+    """
+    for name, value in (("subject", subject), ("from", sender), ("text", text)):
+        if value is not None and len(value) > MAX_FILTER_LENGTH:
+            raise InvalidRequest(f"{name} may hold at most {MAX_FILTER_LENGTH} characters")
+
+    def wanted(message: StoredMessage) -> bool:
+        message_subject, message_sender, searchable = message.facets()
+        return (
+            (not subject or subject_matches(subject, message_subject))
+            and (not sender or sender_matches(sender, message_sender))
+            and (not text or text_matches(text, searchable))
+        )
+
+    return wanted
+
+
+def delete(store: Store, email: str) -> Reply:
+    """``DELETE /api/delete/{email}``."""
+    address = store.get(email).address
+    purged = store.delete(address)
+    return Reply(200, encode_json({"email": address, "deleted": True, "purged": purged}))
+
+
+def add_fault(store: Store, email: str, body: bytes) -> Reply:
+    """``POST /api/faults/{email}``: queue the fault ``body`` describes; answer it as queued."""
+    store.get(email)  # an unknown inbox is a 404 before a bad body is a 400
+    options = _json_body(body)
+    if options is None:
+        raise InvalidRequest("the request body must be a JSON object describing the fault")
+    fault = read_fault(options)
+    store.add_fault(email, fault)
+    return Reply(201, encode_json(fault.to_json()))
+
+
+def faults(store: Store, email: str) -> Reply:
+    """``GET /api/faults/{email}``: the pending faults, first to apply first."""
+    pending = store.get(email).faults.pending()
+    return Reply(200, encode_json([fault.to_json() for fault in pending]))
+
+
+def clear_faults(store: Store, email: str) -> Reply:
+    """``DELETE /api/faults/{email}``: drop the pending faults."""
+    inbox = store.get(email)
+    cleared = inbox.faults.clear()
+    return Reply(200, encode_json({"email": inbox.address, "cleared": cleared}))
+
+
+def refused(store: Store, since: str | None, similar_to: str | None, limit: str | None) -> Reply:
+    """``GET /api/refused``: the recipients refused at ``RCPT TO`` lately, newest first.
+
+    ``since`` (RFC 3339) keeps those refused at or after it; ``similar_to`` an
+    address keeps those like it, the most similar first; ``limit`` (1-1000,
+    default 100) is how many at most.
+    """
+    moment = None
+    if since is not None:
+        try:
+            moment = parse_timestamp(since)
+        except ValueError:
+            raise InvalidRequest("since must be an RFC 3339 timestamp") from None
+    if similar_to is not None and len(similar_to) > MAX_SIMILAR_TO:
+        raise InvalidRequest(f"similar_to may hold at most {MAX_SIMILAR_TO} characters")
+    most = _limit_parameter(limit)
+    found = store.refusals.find(since=moment, similar_to=similar_to or None, limit=most)
+    return Reply(200, encode_json([refusal.to_json() for refusal in found]))
+
+
+def _limit_parameter(text: str | None) -> int:
+    if text is None:
+        return _DEFAULT_REFUSED
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_REFUSALS:
+        raise InvalidRequest(f"limit must be a whole number from 1 to {MAX_REFUSALS}")
+    return int(text)
+
+
+async def parse_off_loop(found: list[StoredMessage]) -> None:
+    """Parse the messages not parsed yet, in a worker thread when they are many bytes."""
+    if _unparsed_bytes(found) > INLINE_PARSE_BYTES:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: [message.json for message in found])
+
+
+def _unparsed_bytes(found: list[StoredMessage]) -> int:
+    return sum(len(message.raw) for message in found if not message.is_parsed)
+
+
+async def _facets_off_loop(found: list[StoredMessage]) -> None:
+    """Compute the facets not computed yet, in a worker thread when they are many bytes."""
+    if _unfaceted_bytes(found) > INLINE_PARSE_BYTES:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: [message.facets() for message in found])
+
+
+def _unfaceted_bytes(found: list[StoredMessage]) -> int:
+    return sum(len(message.raw) for message in found if not message.has_facets)
+
+
+def _message_list(found: list[StoredMessage]) -> Reply:
+    return Reply(200, b"[" + b",".join(message.json for message in found) + b"]")
+
+
+def _json_body(body: bytes) -> dict[str, Any] | None:
+    """The request body's JSON object; None for a body of JSON white space only."""
+    if len(body) > MAX_REQUEST_BODY:
+        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    if not body.strip(b" \t\r\n"):
+        return None
+    try:
+        options = json.loads(body)
+    except (ValueError, RecursionError):
+        raise InvalidRequest("the request body is not JSON") from None
+    if not isinstance(options, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    return options
+
+
+def _generate_options(
+    body: bytes,
+) -> tuple[str | None, str | None, float | None, str | None]:
+    options = _json_body(body)
+    if options is None:
+        return None, None, None, None
+    unknown = sorted(set(options) - set(_GENERATE_KEYS))
+    if unknown:
+        known = ", ".join(_GENERATE_KEYS)
+        named = ", ".join(repr(key)[:40] for key in unknown[:5])
+        raise InvalidRequest(f"unknown field(s): {named}; known: {known}")
+    prefix, domain, ttl = options.get("prefix"), options.get("domain"), options.get("ttl")
+    for key in ("prefix", "domain", "address"):
+        if key in options and not isinstance(options[key], str):
+            raise InvalidRequest(f"{key} must be a string")
+    if "ttl" in options and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
+        raise InvalidRequest("ttl must be a number of seconds")
+    return prefix, domain, None if ttl is None else float(ttl), options.get("address")
+
+
+def wait_parameter(text: str | None) -> float:
+    """The ``wait`` query parameter in seconds (0 when absent); :class:`InvalidRequest` if bad."""
+    if text is None:
+        return 0.0
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = math.nan
+    if not 0 <= wait <= MAX_WAIT:  # also false for NaN
+        raise InvalidRequest(f"wait must be a number of seconds from 0 to {MAX_WAIT:g}")
+    return wait

@@ -1,0 +1,472 @@
+"""The server: the store, the SMTP listener and the HTTP API on one event loop in one thread.
+
+:class:`InboxServer` binds both sockets itself (port 0 picks a free port, read
+back from the bound socket), so a taken port fails in :meth:`InboxServer.start`
+in the caller's thread, and ``start()`` returns only once both listeners accept
+connections. uvicorn is imported and started on the API socket when the first
+HTTP connection waits there: in-process use never pays for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from .._net import is_loopback
+from ..errors import ServerStartError
+from ..limits import (
+    COMMAND_LINE_LIMIT,
+    DEFAULT_DATA_LINE_LIMIT,
+    DEFAULT_HEARTBEAT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_MESSAGES_PER_INBOX,
+    DEFAULT_MAX_RECIPIENTS,
+    DEFAULT_MAX_STORED_BYTES,
+    DEFAULT_MESSAGE_SIZE_LIMIT,
+)
+from ..modes import DEFAULT_SMTP_AUTH, DEFAULT_TLS, parse_smtp_auth, parse_tls
+from .local import ASGIApp, LocalTransport
+from .smtp import SMTPService
+from .store import DEFAULT_DOMAIN, Store
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from .tls import CertificateAuthority
+
+__all__ = ["InboxServer"]
+
+log = logging.getLogger(__name__)
+
+_WILDCARD_TO_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+_STOP_TIMEOUT = 10.0
+_EXPIRY_INTERVAL = 1.0
+
+
+def _url_host(host: str) -> str:
+    host = _WILDCARD_TO_LOOPBACK.get(host, host)
+    return f"[{host}]" if ":" in host else host
+
+
+def _listen(host: str, port: int, role: str) -> socket.socket:
+    try:
+        family, _, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (OSError, UnicodeError) as exc:
+        raise ServerStartError(f"cannot resolve {role} host {host!r}: {exc}") from exc
+    # proto must be IPPROTO_TCP: with proto 0 asyncio does not set TCP_NODELAY on
+    # accepted connections, and every HTTP answer then waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise ServerStartError(
+            f"cannot listen for {role} on {host}:{port}: {reason.lower()}"
+        ) from exc
+    return sock
+
+
+class InboxServer:
+    """A disposable inbox server: SMTP and the ``/api`` HTTP API, in a background thread.
+
+    The API's port also serves the inbox viewer, a web page at :attr:`viewer_url`.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Ports
+    default to 0 (a free port each); read the real ones from :attr:`smtp_port`
+    and :attr:`api_port` after start. ``domains`` are the domains generated
+    addresses use (the first is the default); ``hostname`` names the server in
+    the SMTP greeting (default: the first domain).
+
+    The limits (docs/limits.md says what a client sees at each):
+    ``message_size_limit`` bytes per message, ``max_recipients`` per message,
+    ``max_connections`` SMTP sessions at once, ``smtp_timeout`` seconds of
+    idleness per session, ``data_line_limit`` octets per line of message text,
+    ``max_messages_per_inbox`` and ``max_stored_bytes`` (the oldest messages are
+    evicted beyond them), and ``inbox_ttl`` seconds of life per inbox (None:
+    until deleted). When bound to loopback, only requests whose Host header is
+    the bound address, ``localhost``, ``127.0.0.1``, ``[::1]`` or one of
+    ``allowed_hosts`` are answered.
+
+    ``tls`` is ``off``, ``starttls``, ``required`` or ``implicit``; every mode but
+    ``off`` needs the ``tls`` extra (trustme), and :meth:`start` makes a
+    throwaway CA whose certificate is at :attr:`ca_path`. ``smtp_auth`` is
+    ``any`` (any credentials), ``none`` (AUTH not offered) or ``USER:PASSWORD``
+    (only those, and MAIL needs them). docs/tls.md says what a client sees in
+    each mode. A bad ``tls`` or ``smtp_auth`` raises :class:`ValueError`.
+
+    ``event_heartbeat`` is the seconds of silence after which an event stream
+    (``GET /api/events/{email}``) sends a comment line, so that proxies keep
+    it open; it must be above 0 (else :class:`ValueError`).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        smtp_port: int = 0,
+        api_port: int = 0,
+        domains: Iterable[str] = (DEFAULT_DOMAIN,),
+        hostname: str | None = None,
+        message_size_limit: int = DEFAULT_MESSAGE_SIZE_LIMIT,
+        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        smtp_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        data_line_limit: int = DEFAULT_DATA_LINE_LIMIT,
+        max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
+        max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
+        inbox_ttl: float | None = None,
+        allowed_hosts: Iterable[str] = (),
+        tls: str = DEFAULT_TLS,
+        smtp_auth: str = DEFAULT_SMTP_AUTH,
+        event_heartbeat: float = DEFAULT_HEARTBEAT,
+    ) -> None:
+        self.host = host
+        self.tls = parse_tls(tls)
+        self._auth = parse_smtp_auth(smtp_auth)
+        self._authority: CertificateAuthority | None = None
+        self.store = Store(
+            domains,
+            max_messages_per_inbox=max_messages_per_inbox,
+            max_stored_bytes=max_stored_bytes,
+            inbox_ttl=inbox_ttl,
+        )
+        self.hostname = hostname or self.store.domains[0]
+        self.message_size_limit = message_size_limit
+        self.max_recipients = max_recipients
+        self.max_connections = max_connections
+        self.smtp_timeout = smtp_timeout
+        self.data_line_limit = data_line_limit
+        self.allowed_hosts = tuple(name.lower() for name in allowed_hosts)
+        if not event_heartbeat > 0:
+            raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
+        self.event_heartbeat = event_heartbeat
+        self._requested_ports = (smtp_port, api_port)
+        self._ports = (0, 0)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._app: ASGIApp | None = None
+        self._app_lock = threading.Lock()
+
+    @property
+    def smtp_host(self) -> str:
+        """The host to send mail to (a wildcard bind is reached through loopback)."""
+        return _WILDCARD_TO_LOOPBACK.get(self.host, self.host)
+
+    @property
+    def smtp_port(self) -> int:
+        """The SMTP listener's port (after :meth:`start`)."""
+        return self._ports[0]
+
+    @property
+    def api_port(self) -> int:
+        """The HTTP API's port (after :meth:`start`)."""
+        return self._ports[1]
+
+    @property
+    def smtp_url(self) -> str:
+        """``smtp://HOST:PORT`` of the SMTP listener (``smtps://`` with implicit TLS)."""
+        scheme = "smtps" if self.tls == "implicit" else "smtp"
+        return f"{scheme}://{_url_host(self.host)}:{self.smtp_port}"
+
+    @property
+    def smtp_auth(self) -> str:
+        """The AUTH mode: ``any``, ``none`` or ``password`` (never the password itself)."""
+        return self._auth.mode
+
+    @property
+    def ca_path(self) -> str | None:
+        """The PEM file of the CA that issued the SMTP certificate; None when TLS is off.
+
+        Made by :meth:`start` and removed by :meth:`stop`. Point clients at it,
+        or the ``SSL_CERT_FILE`` environment variable for code that uses
+        :func:`ssl.create_default_context`.
+        """
+        return None if self._authority is None else self._authority.ca_path
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A new client-side context that trusts the server's certificate.
+
+        For ``smtplib.SMTP.starttls(context=...)``, ``smtplib.SMTP_SSL(context=...)``
+        or aiosmtplib's ``tls_context``. Raises :class:`RuntimeError` when TLS is
+        off or the server has not started.
+        """
+        if self._authority is None:
+            raise RuntimeError(
+                f"no TLS certificate: TLS is {self.tls}, or the server is not started"
+            )
+        from .tls import client_context
+
+        return client_context(self._authority.ca_path)
+
+    @property
+    def api_url(self) -> str:
+        """The API's base URL, ending in ``/api``."""
+        return f"http://{_url_host(self.host)}:{self.api_port}/api"
+
+    @property
+    def viewer_url(self) -> str:
+        """The inbox viewer's page, at the root of the API's port (see docs/viewer.md)."""
+        return f"http://{_url_host(self.host)}:{self.api_port}/"
+
+    @property
+    def running(self) -> bool:
+        """Tell whether the server thread is serving."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def limits(self) -> dict[str, float | None]:
+        """Every limit, by the names ``GET /api/info`` reports them under."""
+        return {
+            "message_size": self.message_size_limit,
+            "recipients": self.max_recipients,
+            "command_line": COMMAND_LINE_LIMIT,
+            "data_line": self.data_line_limit,
+            "connections": self.max_connections,
+            "idle_timeout": self.smtp_timeout,
+            "messages_per_inbox": self.store.max_messages_per_inbox,
+            "stored_bytes": self.store.max_stored_bytes,
+            "inbox_ttl": self.store.inbox_ttl,
+        }
+
+    def local_transport(self) -> LocalTransport:
+        """A transport for :class:`~pytest_tempinbox.TempInboxClient` that skips the network.
+
+        Its answers are exactly those of HTTP (see :mod:`pytest_tempinbox.server.local`).
+        Only for use in this process, while the server runs.
+        """
+        if self._loop is None or not self.running:
+            raise RuntimeError("the server is not running")
+        return LocalTransport(self.store, self.app, self._loop, self.api_url)
+
+    def app(self) -> ASGIApp:
+        """The Starlette app of the API, built (and Starlette imported) on first call."""
+        with self._app_lock:
+            if self._app is None:
+                from .app import ApiSettings, create_app
+
+                allowed = None
+                if is_loopback(self.host):
+                    allowed = frozenset({"localhost", "127.0.0.1", "[::1]", self.host.lower()})
+                    allowed |= frozenset(self.allowed_hosts)
+                settings = ApiSettings(
+                    smtp_host=self.host,
+                    smtp_port=self.smtp_port,
+                    limits=self.limits,
+                    allowed_hosts=allowed,
+                    tls=self.tls,
+                    smtp_auth=self.smtp_auth,
+                    ca_pem=None if self._authority is None else self._authority.ca_pem,
+                    heartbeat=self.event_heartbeat,
+                )
+                self._app = create_app(self.store, settings)
+            return self._app
+
+    def start(self) -> None:
+        """Bind both ports and start serving; return once both accept connections.
+
+        Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
+        taken or the host cannot be bound, or TLS is on and trustme is missing.
+        """
+        if self._thread is not None:
+            raise RuntimeError("this server was already started")
+        if self.tls != "off":
+            from .tls import CertificateAuthority, certificate_names
+
+            names = [self.hostname, *self.store.domains, *self.allowed_hosts]
+            self._authority = CertificateAuthority(certificate_names(self.host, names))
+        try:
+            smtp_socket, api_socket = self._bind()
+        except BaseException:
+            self._discard_authority()
+            raise
+        self._ports = (smtp_socket.getsockname()[1], api_socket.getsockname()[1])
+        self._thread = threading.Thread(
+            target=self._run, args=(smtp_socket, api_socket), name="tempinbox-server", daemon=True
+        )
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            self._thread.join()
+            self._discard_authority()
+            raise ServerStartError(f"the server failed to start: {self._error}") from self._error
+
+    def stop(self) -> None:
+        """Stop serving, close every connection and both ports, and end the thread.
+
+        Pending long-polls answer at once; safe to call more than once.
+        """
+        thread, loop, stopping = self._thread, self._loop, self._stopping
+        if thread is None or not thread.is_alive() or loop is None or stopping is None:
+            return
+        loop.call_soon_threadsafe(stopping.set)
+        thread.join(_STOP_TIMEOUT)
+        if thread.is_alive():
+            log.warning("the inbox server thread did not stop within %s s", _STOP_TIMEOUT)
+        if self._authority is not None:
+            self._authority.close()  # the CA file goes; ca_path still names it
+
+    def _bind(self) -> tuple[socket.socket, socket.socket]:
+        smtp_port, api_port = self._requested_ports
+        smtp_socket = _listen(self.host, smtp_port, "SMTP")
+        try:
+            return smtp_socket, _listen(self.host, api_port, "HTTP")
+        except BaseException:
+            smtp_socket.close()
+            raise
+
+    def _discard_authority(self) -> None:
+        # A server that failed to start has no certificate to offer.
+        if self._authority is not None:
+            self._authority.close()
+            self._authority = None
+
+    def __enter__(self) -> InboxServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<InboxServer {self.smtp_url} {self.api_url}>"
+
+    def _run(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve(smtp_socket, api_socket))
+        except BaseException as exc:
+            log.exception("the inbox server stopped on an error")
+            self._error = exc
+        finally:
+            self._ready.set()
+            smtp_socket.close()
+            api_socket.close()
+            _cancel_remaining_tasks(loop)
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+
+    async def _serve(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
+        self._stopping = asyncio.Event()
+        smtp = SMTPService(
+            self.store,
+            hostname=self.hostname,
+            message_size_limit=self.message_size_limit,
+            timeout=self.smtp_timeout,
+            max_recipients=self.max_recipients,
+            max_connections=self.max_connections,
+            data_line_limit=self.data_line_limit,
+            tls=self.tls,
+            tls_context=None if self._authority is None else self._authority.server_context(),
+            auth=self._auth,
+        )
+        await smtp.start(smtp_socket)
+        http = _LazyHTTP(self.app, api_socket, self._stopping)
+        http.arm()
+        self._ready.set()
+
+        # Expired inboxes are also dropped when touched; this frees the memory of
+        # those nobody touches, and ends their pending waits on time.
+        while not self._stopping.is_set():
+            self.store.expire()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), _EXPIRY_INTERVAL)
+
+        # Wake pending long-polls first, so that uvicorn's graceful shutdown sees
+        # their answers leave instead of waiting for them.
+        self.store.close()
+        await asyncio.gather(smtp.stop(), http.stop())
+
+
+class _LazyHTTP:
+    """uvicorn on the bound API socket, imported and started when a first connection waits.
+
+    The socket listens from the start, so connections queue in its backlog until
+    uvicorn accepts them. A test session served in-process (the plugin's local
+    transport) never pays for importing Starlette and uvicorn, nor for uvicorn's
+    graceful shutdown. ``app`` builds the ASGI app.
+    """
+
+    def __init__(
+        self, app: Callable[[], ASGIApp], sock: socket.socket, stopping: asyncio.Event
+    ) -> None:
+        self.app = app
+        self.sock = sock
+        self.stopping = stopping
+        self.server: uvicorn.Server | None = None
+        self.serving: asyncio.Task[None] | None = None
+
+    def arm(self) -> None:
+        """Start uvicorn as soon as a connection is waiting on the socket."""
+        asyncio.get_running_loop().add_reader(self.sock.fileno(), self._start)
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self.sock.fileno())
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.app(),
+            lifespan="off",
+            proxy_headers=False,  # nothing stands in front: X-Forwarded-* is not to be trusted
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            date_header=False,
+        )
+        server = uvicorn.Server(config)
+        stopping = self.stopping
+
+        async def main_loop() -> None:
+            # uvicorn's own main loop looks for should_exit every 0.1 s (and keeps
+            # the Date header fresh); waiting for the stop itself ends it at once.
+            await stopping.wait()
+
+        server.main_loop = main_loop  # type: ignore[method-assign]
+        self.server = server
+        self.serving = loop.create_task(server.serve(sockets=[self.sock]))
+        self.serving.add_done_callback(_log_failure)
+
+    async def stop(self) -> None:
+        """Stop serving; nothing to do if no connection ever came."""
+        if self.server is None or self.serving is None:
+            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            return
+        self.server.should_exit = True
+        await self.serving
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the HTTP API stopped on an error", exc_info=task.exception())
+
+
+def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())

@@ -1,0 +1,103 @@
+"""The inbox viewer: a web page, served beside the API, to watch one inbox's mail.
+
+Framework-free like :mod:`pytest_tempinbox.server.endpoints`: each function makes a
+:class:`~pytest_tempinbox.server.endpoints.Reply` that the Starlette app
+(:mod:`pytest_tempinbox.server.app`) sends. The page (``index.html``), its style
+sheet and its one script are files of this package, served as they are: no
+build step, no framework. The page reads the inbox through the public API and
+follows it through the event stream, ``GET /api/events/{email}``.
+
+Security model: an inbox's address is the key to it, and nothing here lists
+inboxes. Every answer carries a Content-Security-Policy. The page's allows only
+its own script, style, requests and frames. A message's HTML is served by
+:func:`html_document` into a sandboxed frame (no scripts, an opaque origin)
+under a policy that lets no script run and loads no remote image unless asked.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from importlib import resources
+
+from ..endpoints import Reply, parse_off_loop, problem_reply
+from ..store import Store
+
+__all__ = [
+    "ASSETS",
+    "MAIL_POLICY",
+    "MAIL_POLICY_REMOTE_IMAGES",
+    "PAGE_POLICY",
+    "asset",
+    "html_document",
+    "page",
+]
+
+
+# The page: its own script, style sheet, requests (the API, the event stream)
+# and frames (a message's HTML) only; no inline script, and no site may frame it.
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+# A message's HTML: no script, no request but its own inline styles and data:
+# images, framed only by the viewer, sandboxed even when opened on its own.
+MAIL_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; "
+    "base-uri 'none'; frame-ancestors 'self'; sandbox"
+)
+MAIL_POLICY_REMOTE_IMAGES = MAIL_POLICY.replace("img-src data:", "img-src data: http: https:")
+
+_PAGE_HEADERS: Mapping[str, str] = {
+    "Content-Security-Policy": PAGE_POLICY,
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+# The files served under /viewer/, by name, with their content types.
+ASSETS: Mapping[str, str] = {
+    "viewer.js": "text/javascript; charset=utf-8",
+    "viewer.css": "text/css; charset=utf-8",
+}
+
+
+@functools.cache
+def _read(name: str) -> bytes:
+    return resources.files(__name__).joinpath(name).read_bytes()
+
+
+def page() -> Reply:
+    """``GET /``: the viewer page, the same for every inbox (the script reads the address)."""
+    return Reply(200, _read("index.html"), "text/html; charset=utf-8", _PAGE_HEADERS)
+
+
+def asset(name: str) -> Reply | None:
+    """``GET /viewer/{name}``: the page's script or style sheet; None for any other name."""
+    content_type = ASSETS.get(name)
+    if content_type is None:
+        return None
+    return Reply(200, _read(name), content_type, _PAGE_HEADERS)
+
+
+async def html_document(store: Store, email: str, id: str, remote_images: bool) -> Reply:
+    """``GET /viewer/messages/{email}/{id}/html``: a message's HTML body, for a sandboxed frame.
+
+    Served as the decoded text in UTF-8, under :data:`MAIL_POLICY`, or
+    :data:`MAIL_POLICY_REMOTE_IMAGES` when ``remote_images``: the person
+    reading asked for them. Raises the store's errors for an unknown inbox or
+    message; a message without HTML answers 404 ``not_found``.
+    """
+    found = store.message(email, id)
+    await parse_off_loop([found])
+    html = json.loads(found.json).get("html")
+    if html is None:
+        return problem_reply(404, "not_found", f"message {id} has no HTML body")
+    policy = MAIL_POLICY_REMOTE_IMAGES if remote_images else MAIL_POLICY
+    headers = {
+        "Content-Security-Policy": policy,
+        "Referrer-Policy": "no-referrer",
+        "X-DNS-Prefetch-Control": "off",
+    }
+    return Reply(200, html.encode("utf-8", "replace"), "text/html; charset=utf-8", headers)
