@@ -2,13 +2,23 @@
 
 Each error that the HTTP API can report carries the stable ``code`` token and
 the HTTP ``status`` of its problem document, so the server and the client speak
-of the same failures with the same names.
+of the same failures with the same names. :data:`PROBLEMS` is the one table of
+every code the server can answer with: its status and the error class the
+client raises for it.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ERRORS_BY_CODE",
+    "HEADER_TOO_LARGE",
+    "HOST_NOT_ALLOWED",
+    "INTERNAL_ERROR",
+    "METHOD_NOT_ALLOWED",
+    "NOT_FOUND",
+    "PROBLEMS",
+    "TLS_OFF",
+    "URI_TOO_LONG",
     "AddressTaken",
     "AttachmentNotFound",
     "InboxNotFound",
@@ -135,18 +145,42 @@ class WaitTimeout(MailAssertionError, TimeoutError):
     code = "wait_timeout"
 
 
-ERRORS_BY_CODE: dict[str, type[TempInboxError]] = {
-    error.code: error
-    for error in (
-        AddressTaken,
-        AttachmentNotFound,
-        InboxNotFound,
-        InvalidAddress,
-        InvalidRequest,
-        MessageNotFound,
-        PayloadTooLarge,
-        TooManyFaults,
-        TooManyStreams,
-    )
+# The codes of the problems that no exception class of its own stands for.
+NOT_FOUND = "not_found"
+METHOD_NOT_ALLOWED = "method_not_allowed"
+URI_TOO_LONG = "uri_too_long"
+HEADER_TOO_LARGE = "header_too_large"
+HOST_NOT_ALLOWED = "host_not_allowed"
+TLS_OFF = "tls_off"
+INTERNAL_ERROR = "internal_error"
+
+PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
+    InboxNotFound.code: (InboxNotFound.status, InboxNotFound),
+    MessageNotFound.code: (MessageNotFound.status, MessageNotFound),
+    AttachmentNotFound.code: (AttachmentNotFound.status, AttachmentNotFound),
+    InvalidAddress.code: (InvalidAddress.status, InvalidAddress),
+    InvalidRequest.code: (InvalidRequest.status, InvalidRequest),
+    AddressTaken.code: (AddressTaken.status, AddressTaken),
+    NOT_FOUND: (404, TempInboxError),
+    METHOD_NOT_ALLOWED: (405, TempInboxError),
+    PayloadTooLarge.code: (PayloadTooLarge.status, PayloadTooLarge),
+    URI_TOO_LONG: (414, TempInboxError),
+    HEADER_TOO_LARGE: (431, TempInboxError),
+    HOST_NOT_ALLOWED: (421, TempInboxError),
+    TLS_OFF: (404, TempInboxError),
+    TooManyFaults.code: (TooManyFaults.status, TooManyFaults),
+    TooManyStreams.code: (TooManyStreams.status, TooManyStreams),
+    # Last, and apart: the server's own failure, never the fault of a request.
+    INTERNAL_ERROR: (500, TempInboxError),
 }
-"""The error class for each ``code`` the HTTP API can answer with."""
+"""Every ``code`` of the HTTP API's problem documents: its HTTP status and error class.
+
+The client raises the class for the code (:class:`TempInboxError` itself for a
+code without a class of its own); the OpenAPI document lists the codes in this
+order, all but ``internal_error``, which no request can cause.
+"""
+
+ERRORS_BY_CODE: dict[str, type[TempInboxError]] = {
+    code: error for code, (_, error) in PROBLEMS.items() if error is not TempInboxError
+}
+"""The error class for each ``code`` of :data:`PROBLEMS` that has a class of its own."""

@@ -89,7 +89,7 @@ def test_each_part_imports_only_what_lies_below_it(path: Path) -> None:
 
 def test_the_rules_see_the_imports() -> None:
     # The checker itself: the known imports are found, relative and absolute.
-    store = imports(PACKAGE / "server" / "store.py")
+    store = imports(PACKAGE / "server" / "stored_message.py")
     assert "pytest_tempinbox.models" in store
     assert "pytest_tempinbox.parsing.message" in store
     assert "pytest_tempinbox.server.inbox_server" in imports(PACKAGE / "server" / "__init__.py")

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from pytest_tempinbox.parsing import headers as _headers
 from pytest_tempinbox.parsing import message as parsing
-from pytest_tempinbox.parsing.decode import ParseRun
+from pytest_tempinbox.parsing.budget import ParseRun
 from pytest_tempinbox.parsing.fast import simple_message
 from pytest_tempinbox.parsing.headers import DOT_ATOM, SIMPLE_ADDRESS
 from pytest_tempinbox.parsing.message import ParsedMessage, attachment_payload, parse_message

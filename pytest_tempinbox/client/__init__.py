@@ -3,7 +3,8 @@
 :class:`TempInboxClient` (:mod:`.http`) speaks to any server of this package,
 over HTTP or, in the server's own process, through its in-process transport;
 :class:`Inbox` (:mod:`.inbox`) is one address and its mail; :mod:`.explain`
-says where the mail went when a wait runs out. It never imports
+says where the mail went when a wait runs out; :mod:`.remote` finds a running
+server by its API URL and downloads its CA. It never imports
 :mod:`pytest_tempinbox.server`. Importing this package is cheap: requests loads
 with :mod:`.http`, when the client is first named.
 """

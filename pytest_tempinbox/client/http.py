@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote
 
 from .._net import is_loopback_url
-from ..errors import ERRORS_BY_CODE, ServerUnavailable, TempInboxError
+from ..errors import PROBLEMS, ServerUnavailable, TempInboxError
 from ..models import Fault, Message, Refusal, format_timestamp, parse_timestamp
 from ..transport import Answer, Transport
 from .inbox import Inbox, describe
@@ -452,7 +452,8 @@ def _error_from(answer: Answer, request: str) -> TempInboxError:
     except (ValueError, KeyError, TypeError):
         text = answer.content[:200].decode("utf-8", "replace")
         return ServerUnavailable(f"{request} answered {answer.status}: {text}")
-    error = ERRORS_BY_CODE.get(code, TempInboxError)(detail)
+    # Every code the server sends is in PROBLEMS; one from a newer server is an error still.
+    error = PROBLEMS[code][1](detail) if code in PROBLEMS else TempInboxError(detail)
     error.status = answer.status
     return error
 

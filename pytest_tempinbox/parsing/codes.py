@@ -7,24 +7,24 @@ HTML element say is read by :mod:`pytest_tempinbox.parsing.code_context`.
 
 The context of a word is read in a window of a few lines around it, so the
 work grows linearly with the text, and the loop over words honours a
-``deadline`` as :func:`pytest_tempinbox.parsing.extract.late` does.
+``deadline`` and ``clock`` as :func:`pytest_tempinbox.parsing.budget.late` does.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING
 
+from .budget import CLOCK_EVERY, Clock, late
 from .code_context import (
     alone_on_line,
-    element_emphasis,
-    emphasised,
     no_word,
     other_number,
     words_after,
     words_before,
 )
-from .extract import CLOCK_EVERY, late
+from .code_emphasis import element_emphasis, emphasised
 
 if TYPE_CHECKING:
     from ..models import Message
@@ -121,7 +121,12 @@ def _occurrence(
 
 
 def rank_codes(
-    subject: str, body: str, html: str | None = None, *, deadline: float | None = None
+    subject: str,
+    body: str,
+    html: str | None = None,
+    *,
+    deadline: float | None = None,
+    clock: Clock = time.monotonic,
 ) -> list[Candidate]:
     """Return every code-shaped word of a message, most likely code first.
 
@@ -136,7 +141,7 @@ def rank_codes(
         floor = 0
         for match in _TOKEN.finditer(text):
             count += 1
-            if not count % CLOCK_EVERY and late(count, deadline):
+            if not count % CLOCK_EVERY and late(count, deadline, clock):
                 break
             start, end = match.span()
             token = match.group()
@@ -150,7 +155,7 @@ def rank_codes(
             floor = end
     kept = [item for item in candidates.values() if item.excluded is None]
     if html and kept:
-        _emphasise(kept, html, deadline)
+        _emphasise(kept, html, deadline, clock)
     ranked = []
     for candidate in kept:
         candidate.score = sum(map(_WEIGHTS.__getitem__, candidate.reasons))
@@ -168,11 +173,11 @@ def _rank(candidate: Candidate) -> tuple[int, int]:
     return -candidate.score, candidate.order
 
 
-def _emphasise(kept: list[Candidate], html: str, deadline: float | None) -> None:
+def _emphasise(kept: list[Candidate], html: str, deadline: float | None, clock: Clock) -> None:
     """Add the emphasis of the HTML to the candidates whose whole element stands out."""
     if len(kept) > _LOOKED_UP:
         # Many candidates: one pass over the HTML costs less than looking each one up.
-        standing_out = emphasised(html, deadline)
+        standing_out = emphasised(html, deadline, clock)
         for candidate in kept:
             why = standing_out.get(candidate.code)
             if why is not None:
@@ -196,7 +201,12 @@ def _emphasise(kept: list[Candidate], html: str, deadline: float | None) -> None
 
 
 def find_codes(
-    subject: str, body: str, html: str | None = None, *, deadline: float | None = None
+    subject: str,
+    body: str,
+    html: str | None = None,
+    *,
+    deadline: float | None = None,
+    clock: Clock = time.monotonic,
 ) -> list[str]:
     """Return the likely one-time codes of a message, unique, most likely first.
 
@@ -232,7 +242,7 @@ def find_codes(
     """
     return [
         item.code
-        for item in rank_codes(subject, body, html, deadline=deadline)
+        for item in rank_codes(subject, body, html, deadline=deadline, clock=clock)
         if item.excluded is None
     ]
 

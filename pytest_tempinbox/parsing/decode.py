@@ -1,10 +1,12 @@
-"""Text decoding for the parser, and the clock and defect notes of one parse.
+"""Text decoding for the parser: charsets, surrogates, encoded words, base64.
 
 Strings from the ``compat32`` parser come in surrogateescape'd, in declared
 charsets that may lie, and with RFC 2047 encoded words; :func:`clean`,
 :func:`to_text` and :func:`header_text` make text of them that survives
-``.encode("utf-8")``. :class:`ParseRun` carries one parse's time budget and the
-defects noted on the way. Standard library only and no I/O.
+``.encode("utf-8")``. What they find broken is noted on the parse's
+:class:`~pytest_tempinbox.parsing.budget.ParseRun`, whose clock stops the
+decoding of a header with very many encoded words. Standard library only and
+no I/O.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ import binascii
 import codecs
 import functools
 import re
-import time
+
+from .budget import ParseRun
 
 __all__ = [
-    "ParseRun",
     "b64decode",
     "clean",
     "decode_words",
@@ -25,48 +27,6 @@ __all__ = [
     "to_text",
     "unfold",
 ]
-
-# Reading the structure may take this share of the budget, so that the headers,
-# the bodies and their links get the rest: they matter more than the ten
-# thousandth part. A real 10 MB message takes about a quarter of the budget.
-_FEED_SHARE = 0.5
-_MAX_DEFECTS = 20
-
-
-class ParseRun:
-    """One parse's clock, and the defects noted on the way."""
-
-    def __init__(self, budget: float) -> None:
-        self.budget = budget if budget > 0 else 0.0  # also NaN
-        started = time.monotonic()
-        self.deadline = started + self.budget
-        self.feed_deadline = started + self.budget * _FEED_SHARE
-        self.notes: list[str] = []
-        self.cuts: list[str] = []  # what the budget left undone
-        self.feed_cut = False
-
-    def expired(self) -> bool:
-        """Whether the whole budget is spent."""
-        return time.monotonic() > self.deadline
-
-    def note(self, text: str) -> None:
-        """Note a defect of the message."""
-        self.notes.append(text)
-
-    def cut(self, text: str) -> None:
-        """Note a part of the work that the budget left undone."""
-        self.cuts.append(text)
-
-    def defects(self) -> tuple[str, ...]:
-        """The defects to report: the budget's cuts first, at most 20 lines."""
-        found = list(dict.fromkeys(self.notes))
-        if self.cuts:
-            cuts = "; ".join(dict.fromkeys(self.cuts))
-            found.insert(0, f"parse budget of {self.budget:g} s exceeded: {cuts}")
-        if len(found) > _MAX_DEFECTS:
-            found[_MAX_DEFECTS - 1 :] = [f"{len(found) - _MAX_DEFECTS + 1} more defects not listed"]
-        return tuple(found)
-
 
 # --- text: surrogates, charsets, encoded words --------------------------------
 

@@ -1,4 +1,4 @@
-"""Finding the links in a message's decoded text, and the clock its searches keep.
+"""Finding the links in a message's decoded text.
 
 Heuristics only, standard library only, no I/O. HTML bodies have their own
 module, :mod:`pytest_tempinbox.parsing.html`, imported only for messages that have
@@ -7,8 +7,9 @@ have theirs, :mod:`pytest_tempinbox.parsing.codes`. Every function here takes te
 that :mod:`pytest_tempinbox.parsing.message` already decoded and never raises on it.
 
 Each takes linear time. Those with a per-match loop in Python also take an
-optional ``deadline``, a :func:`time.monotonic` value: once it has passed, they
-stop and return what they found so far.
+optional ``deadline`` and ``clock`` (see
+:func:`pytest_tempinbox.parsing.budget.late`): once the clock reads past the
+deadline, they stop and return what they found so far.
 """
 
 from __future__ import annotations
@@ -16,21 +17,15 @@ from __future__ import annotations
 import re
 import time
 
-__all__ = ["CLOCK_EVERY", "is_web_url", "late", "text_links"]
+from .budget import Clock, late
+
+__all__ = ["is_web_url", "text_links"]
 
 # Searching for the literal "://" and checking the scheme behind it is several
 # times faster than a case-insensitive "https?://", and linear on any body.
 _URL_REST = re.compile(r"://[^\s<>\"]+")
 _TRAILING = ".,;:!?'\""
 _OPENERS = {")": "(", "]": "[", "}": "{"}  # ">" already ends the match
-#: Matches handled between two looks at the clock: a look costs about as much as
-#: a match, and a few hundred matches take well under a millisecond.
-CLOCK_EVERY = 256
-
-
-def late(count: int, deadline: float | None) -> bool:
-    """Tell whether ``deadline`` has passed; the clock is read every :data:`CLOCK_EVERY` counts."""
-    return deadline is not None and not count % CLOCK_EVERY and time.monotonic() > deadline
 
 
 def _trim_url(url: str) -> str:
@@ -57,7 +52,9 @@ def is_web_url(url: str) -> bool:
     return scheme.lower() in ("http", "https") and bool(rest.lstrip("/"))
 
 
-def text_links(text: str, *, deadline: float | None = None) -> list[str]:
+def text_links(
+    text: str, *, deadline: float | None = None, clock: Clock = time.monotonic
+) -> list[str]:
     """Return the http(s) URLs written in plain text, in order, duplicates included.
 
     Trailing sentence punctuation, quotes and unbalanced closing brackets are
@@ -65,7 +62,7 @@ def text_links(text: str, *, deadline: float | None = None) -> list[str]:
     """
     links = []
     for count, match in enumerate(_URL_REST.finditer(text), 1):
-        if late(count, deadline):
+        if late(count, deadline, clock):
             break
         rest = match.start()
         scheme = text[max(rest - 5, 0) : rest].lower()

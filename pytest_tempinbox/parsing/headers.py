@@ -1,7 +1,7 @@
 """Header fields for the parser: addresses, dates, the decoded header map, media types.
 
 Standard library only and no I/O; every step is bounded, and the clock of the
-parse (:class:`~pytest_tempinbox.parsing.decode.ParseRun`) is looked at between steps.
+parse (:class:`~pytest_tempinbox.parsing.budget.ParseRun`) is looked at between steps.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datet
 from typing import Any
 
 from ..models import Address
-from .decode import ParseRun, clean, header_text, unfold
+from .budget import ParseRun
+from .decode import clean, header_text, unfold
 
 __all__ = ["DOT_ATOM", "SIMPLE_ADDRESS", "addresses", "header_map", "media_type", "parse_date"]
 

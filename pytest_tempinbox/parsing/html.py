@@ -9,11 +9,13 @@ most test mail is plain text.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from html import unescape as html_unescape
 from html.parser import HTMLParser
 
-from .extract import is_web_url, late
+from .budget import Clock, late
+from .extract import is_web_url
 
 __all__ = ["html_anchors", "html_links", "html_text"]
 
@@ -145,7 +147,9 @@ def _anchor_text(content: str) -> str | None:
     return _visible_text(" ".join(alts))
 
 
-def html_anchors(html: str, *, deadline: float | None = None) -> list[tuple[str, str | None]]:
+def html_anchors(
+    html: str, *, deadline: float | None = None, clock: Clock = time.monotonic
+) -> list[tuple[str, str | None]]:
     """Return the links of an HTML body with their text: ``(url, text)`` in document order.
 
     The URL is an http(s) ``href`` of an ``<a>`` or ``<area>``, entities
@@ -163,7 +167,7 @@ def html_anchors(html: str, *, deadline: float | None = None) -> list[tuple[str,
     read: dict[str, list[_Found]] = {}
     anchors: list[tuple[str, str | None]] = []
     for count, match in enumerate(_LINK_TAG.finditer(visible)):
-        if count and late(count, deadline):
+        if count and late(count, deadline, clock):
             break
         tag = match.group()
         links = read.get(tag)
@@ -190,13 +194,15 @@ def html_anchors(html: str, *, deadline: float | None = None) -> list[tuple[str,
     return anchors
 
 
-def html_links(html: str, *, deadline: float | None = None) -> list[str]:
+def html_links(
+    html: str, *, deadline: float | None = None, clock: Clock = time.monotonic
+) -> list[str]:
     """Return the http(s) ``href`` targets of the ``<a>`` and ``<area>`` tags of an HTML body.
 
     In order, duplicates included, entities decoded: the URLs of
     :func:`html_anchors`.
     """
-    return [url for url, _ in html_anchors(html, deadline=deadline)]
+    return [url for url, _ in html_anchors(html, deadline=deadline, clock=clock)]
 
 
 def _tag_break(match: re.Match[str]) -> str:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -24,11 +23,20 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
-from ..errors import PayloadTooLarge, TempInboxError
+from ..errors import (
+    HEADER_TOO_LARGE,
+    HOST_NOT_ALLOWED,
+    INTERNAL_ERROR,
+    METHOD_NOT_ALLOWED,
+    NOT_FOUND,
+    TLS_OFF,
+    URI_TOO_LONG,
+    InvalidRequest,
+    PayloadTooLarge,
+    TempInboxError,
+)
 from ..limits import DEFAULT_HEARTBEAT, MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
-from ..parsing.message import served_attachment
-from . import endpoints as operations
-from . import viewer
+from . import endpoints, viewer
 from .endpoints import (
     COMMON_HEADERS,
     MAX_HEADER_BYTES,
@@ -38,8 +46,8 @@ from .endpoints import (
     problem_reply,
 )
 from .events import EVENT_STREAM_TYPE, EventStream, StreamSlots, stream_cursor
-from .openapi import openapi_document
-from .store import Store
+from .routes import API_PREFIX, ROUTES, Endpoint
+from .storage import InboxStore
 
 __all__ = [
     "MAX_HEADER_BYTES",
@@ -54,7 +62,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+_HTTP_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
 PEM_TYPE = "application/x-pem-file"
 
 
@@ -99,66 +107,11 @@ def problem(
 
 
 def _json(data: Any) -> Response:
-    return respond(Reply(200, operations.encode_json(data)))
+    return respond(Reply(200, endpoints.encode_json(data)))
 
 
-def create_app(store: Store, settings: ApiSettings) -> Starlette:
+def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
-
-    async def generate(request: Request) -> Response:
-        body = await _read_body(request)
-        return respond(operations.generate(store, body, str(request.base_url)))
-
-    async def messages(request: Request) -> Response:
-        email, query = request.path_params["email"], request.query_params
-        reply = await operations.messages(
-            store,
-            email,
-            query.get("after"),
-            query.get("wait"),
-            subject=query.get("subject"),
-            sender=query.get("from"),
-            text=query.get("text"),
-        )
-        return respond(reply)
-
-    async def message(request: Request) -> Response:
-        found = store.message(request.path_params["email"], request.path_params["id"])
-        await operations.parse_off_loop([found])
-        return respond(Reply(200, found.json))
-
-    async def raw(request: Request) -> Response:
-        found = store.message(request.path_params["email"], request.path_params["id"])
-        return respond(Reply(200, found.raw, "message/rfc822"))
-
-    async def attachment(request: Request) -> Response:
-        found = store.message(request.path_params["email"], request.path_params["id"])
-        index = request.path_params["index"]
-        # Re-reading the structure of a large message could hold up the event loop.
-        described, content_type, payload = await asyncio.get_running_loop().run_in_executor(
-            None, served_attachment, found.raw, index
-        )
-        headers = {
-            **COMMON_HEADERS,
-            # The part's own type and parameters. Given as a header, not as
-            # media_type, which would have Starlette add "charset=utf-8" to text/*.
-            "Content-Type": content_type,
-            "Content-Disposition": _content_disposition(described.filename, described.index),
-        }
-        return Response(payload, headers=headers)
-
-    async def delete(request: Request) -> Response:
-        return respond(operations.delete(store, request.path_params["email"]))
-
-    async def faults(request: Request) -> Response:
-        # One route for the three methods, so that a 405's Allow header names them all.
-        email = request.path_params["email"]
-        if request.method == "POST":
-            return respond(operations.add_fault(store, email, await _read_body(request)))
-        if request.method == "DELETE":
-            return respond(operations.clear_faults(store, email))
-        return respond(operations.faults(store, email))
-
     slots = StreamSlots()
 
     async def events(request: Request) -> Response:
@@ -192,32 +145,20 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
             }
         )
 
-    async def refused(request: Request) -> Response:
-        query = request.query_params
-        since, similar_to = query.get("since"), query.get("similar_to")
-        return respond(operations.refused(store, since, similar_to, query.get("limit")))
-
-    async def openapi(request: Request) -> Response:
-        return _json(openapi_document(__version__))
-
     async def ca_certificate(request: Request) -> Response:
         if settings.ca_pem is None:
-            return problem(404, "tls_off", "TLS is off on this server: there is no CA certificate")
+            return problem(404, TLS_OFF, "TLS is off on this server: there is no CA certificate")
         return respond(Reply(200, settings.ca_pem, PEM_TYPE))
 
+    # The routes that need the server's settings or streams; the table has the others.
+    own = {"events": events, "info": info, "ca_certificate": ca_certificate}
     routes = [
-        Route("/api/generate", generate, methods=["POST"]),
-        Route("/api/messages/{email}", messages, methods=["GET"]),
-        Route("/api/messages/{email}/{id}", message, methods=["GET"]),
-        Route("/api/messages/{email}/{id}/raw", raw, methods=["GET"]),
-        Route("/api/messages/{email}/{id}/attachments/{index:int}", attachment, methods=["GET"]),
-        Route("/api/delete/{email}", delete, methods=["DELETE"]),
-        Route("/api/faults/{email}", faults, methods=["GET", "POST", "DELETE"]),
-        Route("/api/events/{email}", events, methods=["GET"]),
-        Route("/api/info", info, methods=["GET"]),
-        Route("/api/refused", refused, methods=["GET"]),
-        Route("/api/openapi.json", openapi, methods=["GET"]),
-        Route("/api/ca.pem", ca_certificate, methods=["GET"]),
+        Route(
+            API_PREFIX + route.template,
+            own.get(route.name) or _handler(store, route.endpoints),
+            methods=list(route.endpoints),
+        )
+        for route in ROUTES
     ]
     routes += _viewer_routes(store)
     app = Starlette(
@@ -234,7 +175,23 @@ def create_app(store: Store, settings: ApiSettings) -> Starlette:
     return app
 
 
-def _viewer_routes(store: Store) -> list[Route]:
+def _handler(
+    store: InboxStore, answers: Mapping[str, Endpoint | None]
+) -> Callable[[Request], Awaitable[Response]]:
+    """The request handler of a route of the table, by method."""
+
+    async def handle(request: Request) -> Response:
+        method = request.method
+        endpoint = answers.get("GET" if method == "HEAD" else method)
+        assert endpoint is not None, "Starlette answers the other methods itself (405)"
+        body = await _read_body(request) if method == "POST" else b""
+        args, query, base_url = request.path_params, request.query_params, str(request.base_url)
+        return respond(await endpoint(store, args, query, body, base_url))
+
+    return handle
+
+
+def _viewer_routes(store: InboxStore) -> list[Route]:
     """The inbox viewer's routes: its page, its two files and each message's HTML for its frame."""
 
     async def page(request: Request) -> Response:
@@ -331,17 +288,17 @@ class RequestGuard:
     def _refusal(self, scope: Scope) -> Response | None:
         headers = scope["headers"]
         if sum(len(name) + len(value) + 4 for name, value in headers) > MAX_HEADER_BYTES:
-            return problem(431, "header_too_large", f"headers may hold {MAX_HEADER_BYTES} bytes")
+            return problem(431, HEADER_TOO_LARGE, f"headers may hold {MAX_HEADER_BYTES} bytes")
         target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         if target > MAX_TARGET_BYTES:
-            return problem(414, "uri_too_long", f"path and query may hold {MAX_TARGET_BYTES} bytes")
+            return problem(414, URI_TOO_LONG, f"path and query may hold {MAX_TARGET_BYTES} bytes")
         if self.allowed is None:
             return None
         host = next((value for name, value in headers if name == b"host"), None)
         if host is None or _host_name(host) in self.allowed:
             return None
         name = host.decode("latin-1")[:100]
-        return problem(421, "host_not_allowed", f"this server does not answer for host {name!r}")
+        return problem(421, HOST_NOT_ALLOWED, f"this server does not answer for host {name!r}")
 
 
 def _host_name(host: bytes) -> str:
@@ -363,15 +320,6 @@ async def _read_body(request: Request) -> bytes:
     return bytes(body)
 
 
-def _content_disposition(filename: str | None, index: int) -> str:
-    name = filename or f"attachment-{index}"
-    # The sender chose the name: keep only its last path component, and give an
-    # ASCII fallback beside the exact UTF-8 form (RFC 6266).
-    name = name.replace("\\", "/").rsplit("/", 1)[-1].strip() or f"attachment-{index}"
-    ascii_name = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in name)
-    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
-
-
 async def _error_answer(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, TempInboxError)
     return problem(exc.status, exc.code, str(exc))
@@ -379,7 +327,7 @@ async def _error_answer(request: Request, exc: Exception) -> Response:
 
 async def _http_error_answer(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "invalid_request")
+    code = _HTTP_CODES.get(exc.status_code, InvalidRequest.code)
     if exc.status_code == 404:
         detail = f"no such route: {request.url.path[:200]}"
     elif exc.status_code == 405:
@@ -391,4 +339,4 @@ async def _http_error_answer(request: Request, exc: Exception) -> Response:
 
 async def _unexpected_error_answer(request: Request, exc: Exception) -> Response:
     log.error("error while answering %s %s", request.method, request.url.path, exc_info=exc)
-    return problem(500, "internal_error", "the server failed to answer; see its log")
+    return problem(500, INTERNAL_ERROR, "the server failed to answer; see its log")

@@ -1,7 +1,9 @@
-"""The API's everyday answers, computed from the store apart from any web framework.
+"""The API's answers, computed from the store apart from any web framework.
 
-``generate``, ``messages``, ``delete`` and the routes of faults make
-:class:`Reply` values here. The Starlette app (:mod:`pytest_tempinbox.server.app`)
+``generate``, ``messages``, ``delete``, a message, its raw bytes and its
+attachments, the routes of faults and the refusals make :class:`Reply` values
+here; the route table (:mod:`pytest_tempinbox.server.routes`) says which path
+each answers. The Starlette app (:mod:`pytest_tempinbox.server.app`)
 sends them as HTTP responses, and the in-process transport hands them to the
 client as they are, so both give byte for byte the same answers while the
 in-process path never imports Starlette. Errors are raised as
@@ -22,9 +24,11 @@ from ..errors import InvalidRequest, PayloadTooLarge, TempInboxError
 from ..limits import MAX_FILTER_LENGTH, MAX_WAIT
 from ..models import format_timestamp, parse_timestamp
 from ..parsing.match import sender_matches, subject_matches, text_matches
+from ..parsing.message import served_attachment
 from .faults import read_fault
 from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO
-from .store import Store, StoredMessage
+from .storage import InboxStore
+from .stored_message import StoredMessage
 
 __all__ = [
     "COMMON_HEADERS",
@@ -36,18 +40,21 @@ __all__ = [
     "PROBLEM_TYPE",
     "Reply",
     "add_fault",
+    "attachment",
     "clear_faults",
     "delete",
     "encode_json",
     "error_reply",
     "faults",
     "generate",
+    "message",
     "message_filter",
     "messages",
     "messages_now",
     "messages_path",
     "parse_off_loop",
     "problem_reply",
+    "raw",
     "refused",
     "wait_parameter",
 ]
@@ -124,7 +131,7 @@ def messages_path(address: str) -> str:
     return "/api/messages/" + quote(address, safe="@+")
 
 
-def generate(store: Store, body: bytes, base_url: str) -> Reply:
+def generate(store: InboxStore, body: bytes, base_url: str) -> Reply:
     """``POST /api/generate``: ``body`` is the request body, ``base_url`` the server's root URL."""
     if len(body) > MAX_REQUEST_BODY:
         raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
@@ -141,7 +148,7 @@ def generate(store: Store, body: bytes, base_url: str) -> Reply:
 
 
 def messages_now(
-    store: Store,
+    store: InboxStore,
     email: str,
     after: str | None,
     wait: str | None,
@@ -173,7 +180,7 @@ def messages_now(
 
 
 async def messages(
-    store: Store,
+    store: InboxStore,
     email: str,
     after: str | None,
     wait: str | None,
@@ -230,14 +237,51 @@ def message_filter(
     return wanted
 
 
-def delete(store: Store, email: str) -> Reply:
+async def message(store: InboxStore, email: str, id: str) -> Reply:
+    """``GET /api/messages/{email}/{id}``: the parsed message."""
+    found = store.message(email, id)
+    await parse_off_loop([found])
+    return Reply(200, found.json)
+
+
+def raw(store: InboxStore, email: str, id: str) -> Reply:
+    """``GET /api/messages/{email}/{id}/raw``: the message's bytes as received."""
+    return Reply(200, store.message(email, id).raw, "message/rfc822")
+
+
+async def attachment(store: InboxStore, email: str, id: str, index: int) -> Reply:
+    """``GET /api/messages/{email}/{id}/attachments/{index}``: the part's decoded bytes."""
+    found = store.message(email, id)
+    # Re-reading the structure of a large message could hold up the event loop.
+    described, content_type, payload = await asyncio.get_running_loop().run_in_executor(
+        None, served_attachment, found.raw, index
+    )
+    headers = {
+        # The part's own type and parameters, as a header: a web framework may
+        # add "charset=utf-8" to a text/* content type it is given otherwise.
+        "Content-Type": content_type,
+        "Content-Disposition": _content_disposition(described.filename, described.index),
+    }
+    return Reply(200, payload, content_type, headers)
+
+
+def _content_disposition(filename: str | None, index: int) -> str:
+    name = filename or f"attachment-{index}"
+    # The sender chose the name: keep only its last path component, and give an
+    # ASCII fallback beside the exact UTF-8 form (RFC 6266).
+    name = name.replace("\\", "/").rsplit("/", 1)[-1].strip() or f"attachment-{index}"
+    ascii_name = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in name)
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def delete(store: InboxStore, email: str) -> Reply:
     """``DELETE /api/delete/{email}``."""
     address = store.get(email).address
     purged = store.delete(address)
     return Reply(200, encode_json({"email": address, "deleted": True, "purged": purged}))
 
 
-def add_fault(store: Store, email: str, body: bytes) -> Reply:
+def add_fault(store: InboxStore, email: str, body: bytes) -> Reply:
     """``POST /api/faults/{email}``: queue the fault ``body`` describes; answer it as queued."""
     store.get(email)  # an unknown inbox is a 404 before a bad body is a 400
     options = _json_body(body)
@@ -248,20 +292,22 @@ def add_fault(store: Store, email: str, body: bytes) -> Reply:
     return Reply(201, encode_json(fault.to_json()))
 
 
-def faults(store: Store, email: str) -> Reply:
+def faults(store: InboxStore, email: str) -> Reply:
     """``GET /api/faults/{email}``: the pending faults, first to apply first."""
-    pending = store.get(email).faults.pending()
+    pending = store.pending_faults(email)
     return Reply(200, encode_json([fault.to_json() for fault in pending]))
 
 
-def clear_faults(store: Store, email: str) -> Reply:
+def clear_faults(store: InboxStore, email: str) -> Reply:
     """``DELETE /api/faults/{email}``: drop the pending faults."""
-    inbox = store.get(email)
-    cleared = inbox.faults.clear()
-    return Reply(200, encode_json({"email": inbox.address, "cleared": cleared}))
+    address = store.get(email).address
+    cleared = store.clear_faults(address)
+    return Reply(200, encode_json({"email": address, "cleared": cleared}))
 
 
-def refused(store: Store, since: str | None, similar_to: str | None, limit: str | None) -> Reply:
+def refused(
+    store: InboxStore, since: str | None, similar_to: str | None, limit: str | None
+) -> Reply:
     """``GET /api/refused``: the recipients refused at ``RCPT TO`` lately, newest first.
 
     ``since`` (RFC 3339) keeps those refused at or after it; ``similar_to`` an

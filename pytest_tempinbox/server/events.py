@@ -20,13 +20,14 @@ from typing import Any
 from ..errors import InboxNotFound, InvalidRequest, TooManyStreams
 from ..limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
 from .endpoints import INLINE_PARSE_BYTES, encode_json
-from .store import Store, StoredMessage
+from .storage import InboxStore
+from .stored_message import StoredMessage
 
 __all__ = ["EVENT_STREAM_TYPE", "HEARTBEAT", "EventStream", "StreamSlots", "stream_cursor"]
 
 EVENT_STREAM_TYPE = "text/event-stream"
 HEARTBEAT = b": heartbeat\n\n"
-# A message id: milliseconds then a sequence number, in hex (see Store._next_id).
+# A message id: milliseconds then a sequence number, in hex (as the memory store makes them).
 _MESSAGE_ID = re.compile(r"[0-9a-f]{20,40}")
 _SUMMARY_KEYS = ("id", "from", "subject", "received_at")
 
@@ -89,14 +90,14 @@ class EventStream:
 
     Made before the answer starts, so that a bad cursor, an unknown inbox or
     too many streams answer with a problem document: it raises as
-    :func:`stream_cursor`, :meth:`Store.get` and :meth:`StreamSlots.acquire`.
+    :func:`stream_cursor`, :meth:`InboxStore.get` and :meth:`StreamSlots.acquire`.
     ``cursor`` is where to resume (None: only new deliveries); ``heartbeat`` is
     the seconds of silence after which a comment line is sent.
     """
 
     def __init__(
         self,
-        store: Store,
+        store: InboxStore,
         slots: StreamSlots,
         email: str,
         cursor: str | None,

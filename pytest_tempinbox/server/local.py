@@ -2,12 +2,13 @@
 
 When the server runs in the test's own process, :class:`LocalTransport` answers
 the calls a test makes all the time (generate, read the messages, delete), and
-the refusals a failing wait asks for, by
-running the API's own operations (:mod:`pytest_tempinbox.server.endpoints`) in the
-caller's thread, which is safe because the store takes a lock. A read that must
-wait hops to the server's loop to long-poll there. Every other request goes
-through the very same ASGI app on the server's loop (imported only then). So
-the answers are byte for byte those of HTTP, only sooner.
+the refusals a failing wait asks for, by finding the request's route in the
+API's route table (:mod:`pytest_tempinbox.server.routes`) and running its
+direct answer in the caller's thread, which is safe because the store takes a
+lock. A read that must wait hops to the server's loop to long-poll there with
+the route's endpoint. Every other request goes through the very same ASGI app
+on the server's loop (imported only then). So the answers are byte for byte
+those of HTTP, only sooner.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
-from ..errors import ServerUnavailable, TempInboxError
+from ..errors import INTERNAL_ERROR, ServerUnavailable, TempInboxError
 from ..transport import Answer
-from . import endpoints as operations
+from . import endpoints
 from .endpoints import MAX_TARGET_BYTES, Reply
-from .store import Store
+from .routes import Endpoint, match
+from .storage import InboxStore
 
 __all__ = ["ASGIApp", "LocalTransport"]
 
@@ -36,10 +37,6 @@ ASGIApp = Callable[
     [Scope, Callable[[], Awaitable[ASGIMessage]], Callable[[ASGIMessage], Awaitable[None]]],
     Awaitable[None],
 ]
-
-# The routes answered by operations; each matches the decoded path, as Starlette's do.
-_MESSAGES = re.compile(r"/messages/([^/]+)")
-_DELETE = re.compile(r"/delete/([^/]+)")
 
 
 class LocalTransport:
@@ -55,7 +52,7 @@ class LocalTransport:
 
     def __init__(
         self,
-        store: Store,
+        store: InboxStore,
         app: Callable[[], ASGIApp],
         loop: asyncio.AbstractEventLoop,
         api_url: str,
@@ -111,7 +108,7 @@ class LocalTransport:
         """
         params = params or {}
         self._check_running(method, path)
-        limit = operations.INLINE_PARSE_BYTES
+        limit = endpoints.INLINE_PARSE_BYTES
         answer = self._answer_now(method, path, params, body, parse_limit=limit)
         if answer is not None:
             return answer
@@ -141,38 +138,18 @@ class LocalTransport:
         parse_limit: int | None,
     ) -> Answer | None:
         """The answer computed in this thread, or None when it is for the server's loop."""
-        if not self._for_operations(path, params):
+        found = match(unquote(path))
+        if found is None:
             return None
-        target = unquote(path)
-        store = self.store
+        route, args = found
+        direct = route.direct
+        if direct is None or method not in route.endpoints or not self._direct(path, params):
+            return None
         try:
-            if method == "POST" and target == "/generate":
-                reply = operations.generate(store, body or b"", self._base_url)
-            elif method == "DELETE" and (match := _DELETE.fullmatch(target)):
-                reply = operations.delete(store, match[1])
-            elif method == "GET" and (match := _MESSAGES.fullmatch(target)):
-                after, wait = params.get("after"), params.get("wait")
-                found = operations.messages_now(
-                    store,
-                    match[1],
-                    after,
-                    wait,
-                    parse_limit,
-                    subject=params.get("subject"),
-                    sender=params.get("from"),
-                    text=params.get("text"),
-                )
-                if found is None:
-                    return None
-                reply = found
-            elif method == "GET" and target == "/refused":
-                since, similar_to = params.get("since"), params.get("similar_to")
-                reply = operations.refused(store, since, similar_to, params.get("limit"))
-            else:
-                return None
+            reply = direct(self.store, args, params, body or b"", self._base_url, parse_limit)
         except Exception as exc:
             reply = _error_reply(exc, method, path)
-        return _answer(reply)
+        return None if reply is None else _answer(reply)
 
     def _submit(
         self,
@@ -181,10 +158,14 @@ class LocalTransport:
         params: Mapping[str, str],
         body: bytes | None,
     ) -> concurrent.futures.Future[Answer]:
-        match = _MESSAGES.fullmatch(unquote(path))
+        # A route answered directly that must wait or parse runs its endpoint there.
+        found = match(unquote(path))
+        endpoint, args = None, {}
+        if found is not None and found[0].direct is not None and self._direct(path, params):
+            endpoint, args = found[0].endpoints.get(method), found[1]
         call: Coroutine[Any, Any, Answer]
-        if method == "GET" and match is not None and self._for_operations(path, params):
-            call = self._wait(match[1], params, method, path)
+        if endpoint is not None:
+            call = self._on_loop(endpoint, args, params, body, method, path)
         else:
             call = self._call_app(method, path, params, body)
         try:
@@ -195,21 +176,22 @@ class LocalTransport:
                 f"{method} {self._base_path}{path} failed: the server is stopped"
             ) from exc
 
-    def _for_operations(self, path: str, params: Mapping[str, str]) -> bool:
+    def _direct(self, path: str, params: Mapping[str, str]) -> bool:
         # A request target the app's guard refuses goes to the app, for its words.
         return len(self._base_path + path) + len(urlencode(params)) <= MAX_TARGET_BYTES
 
-    async def _wait(self, email: str, params: Mapping[str, str], method: str, path: str) -> Answer:
+    async def _on_loop(
+        self,
+        endpoint: Endpoint,
+        args: Mapping[str, str],
+        params: Mapping[str, str],
+        body: bytes | None,
+        method: str,
+        path: str,
+    ) -> Answer:
+        """The route's endpoint run on the server's loop: a read that must wait, or parse there."""
         try:
-            reply = await operations.messages(
-                self.store,
-                email,
-                params.get("after"),
-                params.get("wait"),
-                subject=params.get("subject"),
-                sender=params.get("from"),
-                text=params.get("text"),
-            )
+            reply = await endpoint(self.store, args, params, body or b"", self._base_url)
         except Exception as exc:
             reply = _error_reply(exc, method, path)
         return _answer(reply)
@@ -240,10 +222,10 @@ class LocalTransport:
 
 def _error_reply(exc: Exception, method: str, path: str) -> Reply:
     if isinstance(exc, TempInboxError):
-        return operations.error_reply(exc)
+        return endpoints.error_reply(exc)
     log.error("error while answering %s %s", method, path, exc_info=exc)
     detail = "the server failed to answer; see its log"
-    return operations.problem_reply(500, "internal_error", detail)
+    return endpoints.problem_reply(500, INTERNAL_ERROR, detail)
 
 
 def _answer(reply: Reply) -> Answer:

@@ -2,12 +2,17 @@
 
 Written by hand, next to nothing else, so that it reads like the API reference;
 a test checks that every route of the app is in it and the other way round.
+The module is long because it is a data document: a few hundred lines of
+schemas and descriptions of each route, which no code could derive from the
+route table (:mod:`pytest_tempinbox.server.routes`). The problem codes come from
+the one table of them, :data:`pytest_tempinbox.errors.PROBLEMS`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..errors import INTERNAL_ERROR, PROBLEMS
 from ..limits import (
     MAX_FAULT_DELAY,
     MAX_FAULT_MESSAGE,
@@ -146,10 +151,9 @@ _SCHEMAS: dict[str, Any] = {
             "detail": {"type": "string"},
             "code": {
                 "type": "string",
-                "description": "A stable token: inbox_not_found, message_not_found, "
-                "attachment_not_found, invalid_address, invalid_request, address_taken, not_found, "
-                "method_not_allowed, payload_too_large, uri_too_long, header_too_large, "
-                "host_not_allowed, tls_off, too_many_faults, too_many_streams.",
+                "description": "A stable token: "
+                + ", ".join(code for code in PROBLEMS if code != INTERNAL_ERROR)
+                + ".",
             },
         },
     },

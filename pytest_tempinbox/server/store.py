@@ -1,265 +1,46 @@
-"""Inboxes, the messages routed to them, and waiting for new ones; no I/O.
+"""The in-memory store: inboxes, the messages routed to them, and waiting for new ones; no I/O.
 
-The store is the single source of truth that the SMTP handler writes into and
-the HTTP API reads from. Its methods may be called from any thread (the server's
-loop delivers while an in-process client reads from its own thread), but
-:meth:`Store.wait` must be awaited on the event loop that serves the store.
+:class:`Store` is the first :class:`~.storage.InboxStore`: the single source of
+truth that the SMTP handler writes into and the HTTP API reads from. Its methods
+may be called from any thread (the server's loop delivers while an in-process
+client reads from its own thread), but :meth:`Store.wait` must be awaited on the
+event loop that serves the store. What an address may be lives in
+:mod:`.addresses`, one inbox's messages and waiters in :mod:`.inbox_record`, a
+message's copy in :mod:`.stored_message`. The rest stays in one class, over
+400 lines: every part of it shares the one lock and the inbox records, and
+splitting it would put that lock's discipline in several places.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import heapq
-import json
-import logging
-import re
-import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 
-from ..errors import AddressTaken, InboxNotFound, InvalidAddress, InvalidRequest, MessageNotFound
+from ..errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
 from ..limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
-from ..models import Envelope, Fault, Message, Stage
-from ..parsing.match import searchable_text
-from ..parsing.message import parse_message
-from .faults import FaultQueue
+from ..models import Envelope, Fault, Stage
+from .addresses import (
+    DEFAULT_DOMAIN,
+    check_prefix,
+    chosen_address,
+    fold_address,
+    generated_local_part,
+    normalize_address,
+    random_token,
+    served_domain,
+)
+from .inbox_record import InboxRecord
 from .refusals import RefusalLog
+from .storage import InboxStore, Select
+from .stored_message import StoredMessage
 
-__all__ = [
-    "DEFAULT_DOMAIN",
-    "MAX_ADDRESS_LENGTH",
-    "MAX_LOCAL_PART",
-    "Facets",
-    "Inbox",
-    "Select",
-    "Store",
-    "StoredMessage",
-    "normalize_address",
-]
-
-log = logging.getLogger(__name__)
-
-DEFAULT_DOMAIN = "tempinbox.test"
-
-MAX_ADDRESS_LENGTH = 254
-PREFIX_PATTERN = re.compile(r"[a-z0-9._-]{1,32}")
-# Lowercase letters and digits: 36 symbols, so 12 of them carry about 62 bits.
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-_RANDOM_LENGTH = 12
-_TOKENS = len(_ALPHABET) ** _RANDOM_LENGTH
-# \s is str.isspace() here: Unicode white space.
-_NOT_IN_ADDRESS = re.compile(r"[\s\x00-\x1f\x7f]")
-MAX_LOCAL_PART = 64  # octets (RFC 5321 4.5.3.1.1)
-# A dot-atom of RFC 5322 atext, less "/": the API's paths could not name it.
-_ATOM = r"[a-z0-9!#$%&'*+=?^_`{|}~-]+"
-_CHOSEN_LOCAL_PART = re.compile(rf"{_ATOM}(?:\.{_ATOM})*")
-
-Facets = tuple[str, str | None, tuple[str, ...]]
-"""What the filters of ``GET /api/messages/{email}`` look at in a message.
-
-Its subject, its ``From`` address (None without one), and the white-space
-collapsed forms of its text and HTML bodies that the ``text`` filter searches
-(see :mod:`pytest_tempinbox.parsing.match`).
-"""
-Select = Callable[[list["StoredMessage"]], Awaitable[list["StoredMessage"]]]
-"""Keeps the messages a filter wants, awaited by :meth:`Store.wait` outside the store's lock."""
-
-
-def normalize_address(address: str) -> str:
-    """Return ``address`` lowercased, or raise :class:`InvalidAddress` if it is not an address.
-
-    An address has a non-empty local part, an ``@`` and a non-empty domain, at
-    most 254 characters in all, and no whitespace or control characters.
-    """
-    local, at, domain = address.rpartition("@")
-    if (
-        not at
-        or not local
-        or not domain
-        or len(address) > MAX_ADDRESS_LENGTH
-        or _NOT_IN_ADDRESS.search(address)
-    ):
-        raise InvalidAddress(f"{address[:80]!r} is not an email address")
-    return _fold(address)
-
-
-def _fold(address: str) -> str:
-    # Only ASCII is folded: generated addresses are ASCII, and Unicode lowercasing
-    # maps look-alikes onto them (the Kelvin sign "\u212a" lowercases to "k").
-    return address.lower() if address.isascii() else address
-
-
-class StoredMessage:
-    """One copy of a received message, as delivered to one inbox.
-
-    The raw bytes are kept exactly as received; parsing happens on first read,
-    and only its JSON form is kept (the most compact of the parsed forms). The
-    first filtered read of it also keeps its :data:`Facets`.
-    """
-
-    __slots__ = ("_facets", "_json", "envelope", "id", "inbox", "raw", "received_at")
-
-    def __init__(
-        self, id: str, inbox: str, envelope: Envelope, raw: bytes, received_at: datetime
-    ) -> None:
-        self.id = id
-        self.inbox = inbox
-        self.envelope = envelope
-        self.raw = raw
-        self.received_at = received_at
-        self._json: bytes | None = None
-        self._facets: Facets | None = None
-
-    def message(self) -> Message:
-        """Parse the raw bytes into the full message object that the API serves.
-
-        The parser never raises by design; should it fail anyway, the message is
-        still served, with empty parsed fields, and the failure is logged.
-        """
-        try:
-            parsed = parse_message(self.raw)
-        except Exception:
-            log.exception("failed to parse message %s; serving it unparsed", self.id)
-            parsed = parse_message(b"")
-        return Message(
-            id=self.id,
-            inbox=self.inbox,
-            envelope=self.envelope,
-            message_id=parsed.message_id,
-            sender=parsed.sender,
-            to=parsed.to,
-            cc=parsed.cc,
-            reply_to=parsed.reply_to,
-            subject=parsed.subject,
-            date=parsed.date,
-            received_at=self.received_at,
-            text=parsed.text,
-            html=parsed.html,
-            headers=parsed.headers,
-            attachments=parsed.attachments,
-            links=parsed.links,
-            codes=parsed.codes,
-            size=len(self.raw),
-            defects=parsed.defects,
-            link_details=parsed.link_details,
-        )
-
-    @property
-    def is_parsed(self) -> bool:
-        """Tell whether the JSON form is computed already (reading it is then free)."""
-        return self._json is not None
-
-    @property
-    def json(self) -> bytes:
-        """The message's JSON object, UTF-8 encoded (computed once).
-
-        Two threads asking at once may both compute it; they get equal bytes.
-        """
-        if self._json is None:
-            self._json = _json_bytes(self.message())
-        return self._json
-
-    @property
-    def has_facets(self) -> bool:
-        """Tell whether :meth:`facets` is computed already (reading it is then free)."""
-        return self._facets is not None
-
-    def facets(self) -> Facets:
-        """What the message filters look at (computed once, with the JSON form if not parsed yet).
-
-        Kept only for messages that a filter has looked at: the text forms cost
-        about the size of the message's text again, which reads without a
-        filter never pay.
-        """
-        facets = self._facets
-        if facets is None:
-            if self._json is None:
-                message = self.message()
-                self._json = _json_bytes(message)
-                sender = None if message.sender is None else message.sender.email
-                subject, text, html = message.subject, message.text, message.html
-            else:  # decoding the JSON costs a fraction of parsing the message again
-                data = json.loads(self._json)
-                sender = None if data["from"] is None else data["from"]["email"]
-                subject, text, html = data["subject"], data["text"], data["html"]
-            facets = self._facets = (subject, sender, searchable_text(text, html))
-        return facets
-
-
-def _json_bytes(message: Message) -> bytes:
-    return json.dumps(message.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-class Inbox:
-    """A generated address (a routing session): its messages, oldest first, and pending faults."""
-
-    # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
-    __slots__ = (
-        "address",
-        "by_id",
-        "created_at",
-        "deadline",
-        "expires_at",
-        "faults",
-        "messages",
-        "waiters",
-    )
-
-    def __init__(self, address: str, created_at: datetime) -> None:
-        self.address = address
-        self.created_at = created_at
-        self.expires_at: datetime | None = None
-        self.deadline: float | None = None  # time.monotonic() of expires_at
-        self.messages: list[StoredMessage] = []
-        self.by_id: dict[str, StoredMessage] = {}
-        self.waiters: set[asyncio.Future[None]] = set()
-        self.faults = FaultQueue()
-
-    def __repr__(self) -> str:
-        return f"Inbox(address={self.address!r}, messages={len(self.messages)})"
-
-    def messages_after(self, after: str | None) -> list[StoredMessage]:
-        """Return the messages received after the message ``after`` (all of them for None).
-
-        Raises :class:`InvalidRequest` when ``after`` is not the id of a message in
-        this inbox.
-        """
-        if after is None:
-            return list(self.messages)
-        if after not in self.by_id:
-            raise InvalidRequest(f"after={after[:80]!r} is not the id of a message in this inbox")
-        return self.messages_since(after)
-
-    def messages_since(self, cursor: str) -> list[StoredMessage]:
-        """Return the messages whose id sorts after ``cursor``, which need not be one of them.
-
-        Ids sort in arrival order all over the store, so any id is a point in
-        time, also one of a message since evicted; ``""`` is before them all.
-        """
-        return self.messages[bisect.bisect_right(self.messages, cursor, key=_message_id) :]
-
-    def wake(self) -> None:
-        """Wake every pending :meth:`Store.wait` on this inbox, from any thread."""
-        for waiter in self.waiters:
-            loop = waiter.get_loop()
-            if asyncio._get_running_loop() is loop:
-                _wake(waiter)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(_wake, waiter)
-        self.waiters.clear()
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-def _message_id(message: StoredMessage) -> str:
-    return message.id
+# DEFAULT_DOMAIN and StoredMessage are named here too, where the server's modules import them.
+__all__ = ["DEFAULT_DOMAIN", "InboxRecord", "Store", "StoredMessage"]
 
 
 class Store:
@@ -292,7 +73,7 @@ class Store:
         self.inbox_ttl = inbox_ttl
         self.stored_bytes = 0
         self.evictions = 0
-        self._inboxes: dict[str, Inbox] = {}
+        self._inboxes: dict[str, InboxRecord] = {}
         # Every stored message in arrival order, for evicting the oldest overall.
         self._arrivals: OrderedDict[str, StoredMessage] = OrderedDict()
         self._deadlines: list[tuple[float, str]] = []  # a heap of (deadline, address)
@@ -327,7 +108,7 @@ class Store:
         ttl: float | None = None,
         *,
         address: str | None = None,
-    ) -> Inbox:
+    ) -> InboxRecord:
         """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
 
         ``prefix`` (1-32 of ``a-z 0-9 . _ -``, not starting with a dot nor holding
@@ -336,7 +117,7 @@ class Store:
         ``inbox_ttl``. Bad values raise :class:`InvalidRequest`.
 
         ``address`` creates exactly that inbox, lowercased, for test data that
-        seeds fixed addresses; see :meth:`chosen_address` for what it may be.
+        seeds fixed addresses; see :func:`.addresses.chosen_address` for what it may be.
         It names the whole address, so it goes without ``prefix`` and ``domain``
         (:class:`InvalidRequest`). :class:`AddressTaken` when a live inbox has
         it; once that one is deleted or expired, it may be created again.
@@ -346,59 +127,23 @@ class Store:
         if address is not None:
             if prefix is not None or domain is not None:
                 raise InvalidRequest("address names the whole address: give no prefix or domain")
-            return self._create(self.chosen_address(address), ttl)
-        if prefix is not None and (
-            not PREFIX_PATTERN.fullmatch(prefix) or prefix.startswith(".") or ".." in prefix
-        ):
-            raise InvalidRequest(
-                "prefix must be 1-32 characters of a-z, 0-9, '.', '_' and '-',"
-                " not starting with '.' and without '..'"
-            )
-        if domain is None:
-            domain = self.domains[0]
-        elif domain.lower() not in self.domains:
-            raise InvalidRequest(
-                f"domain {domain[:80]!r} is not served here; use one of: {', '.join(self.domains)}"
-            )
-        token = _base36(secrets.randbelow(_TOKENS)).rjust(_RANDOM_LENGTH, _ALPHABET[0])
+            return self._create(chosen_address(address, self.domains), ttl)
+        check_prefix(prefix)
+        domain = served_domain(domain, self.domains)
+        token = random_token()
         with self._lock:
             while True:  # a chosen address could hold a generated one's place
                 self._generated += 1
-                local = token + _base36(self._generated)
-                local = f"{prefix}-{local}" if prefix else local
-                generated = f"{local}@{domain.lower()}"
+                generated = f"{generated_local_part(prefix, token, self._generated)}@{domain}"
                 if generated not in self._inboxes:
                     return self._create(generated, ttl)
 
-    def chosen_address(self, address: str) -> str:
-        """Return ``address`` lowercased if an inbox may be created at it by choice.
-
-        Its domain must be one of the store's (else :class:`InvalidRequest`),
-        and its local part what every SMTP client sends unquoted: a dot-atom of
-        ``a-z 0-9 !#$%&'*+=?^_`{|}~-`` with single dots between the atoms, at
-        most 64 octets; no quoted local part, no ``/`` (the API's paths could
-        not name it), no non-ASCII (:class:`InvalidAddress` otherwise).
-        """
-        folded = normalize_address(address)
-        local, _, domain = folded.rpartition("@")
-        if len(local) > MAX_LOCAL_PART or not _CHOSEN_LOCAL_PART.fullmatch(local):
-            raise InvalidAddress(
-                f"{address[:80]!r} cannot be chosen: its local part must be at most"
-                f" {MAX_LOCAL_PART} characters of a-z, 0-9 and !#$%&'*+=?^_`{{|}}~-, with"
-                " single dots between them (no quoted local part, no '/', no non-ASCII)"
-            )
-        if domain not in self.domains:
-            raise InvalidRequest(
-                f"domain {domain[:80]!r} is not served here; use one of: {', '.join(self.domains)}"
-            )
-        return folded
-
-    def _create(self, address: str, ttl: float | None) -> Inbox:
+    def _create(self, address: str, ttl: float | None) -> InboxRecord:
         ttl = ttl if ttl is not None else self.inbox_ttl
         with self._lock:
             if self._live(address) is not None:
                 raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
-            inbox = Inbox(address=address, created_at=datetime.now(timezone.utc))
+            inbox = InboxRecord(address=address, created_at=datetime.now(timezone.utc))
             if ttl is not None:
                 inbox.deadline = time.monotonic() + ttl
                 inbox.expires_at = inbox.created_at + timedelta(seconds=ttl)
@@ -406,7 +151,7 @@ class Store:
             self._inboxes[address] = inbox
             return inbox
 
-    def get(self, address: str) -> Inbox:
+    def get(self, address: str) -> InboxRecord:
         """Return the live inbox at ``address`` (any case).
 
         Raises :class:`InvalidAddress` for a string that is not an address and
@@ -421,9 +166,9 @@ class Store:
 
     def accepts(self, address: str) -> bool:
         """Tell whether mail to ``address`` (any case) has a live inbox to go to."""
-        return self._live(_fold(address)) is not None
+        return self._live(fold_address(address)) is not None
 
-    def _live(self, address: str) -> Inbox | None:
+    def _live(self, address: str) -> InboxRecord | None:
         with self._lock:
             inbox = self._inboxes.get(address)
             deadline = None if inbox is None else inbox.deadline
@@ -451,7 +196,7 @@ class Store:
         received_at = datetime.now(timezone.utc)
         stored = []
         with self._lock:
-            for address in dict.fromkeys(_fold(rcpt) for rcpt in rcpt_to):
+            for address in dict.fromkeys(fold_address(rcpt) for rcpt in rcpt_to):
                 inbox = self._live(address)
                 if inbox is None:
                     continue
@@ -506,7 +251,7 @@ class Store:
                     expired += 1
         return expired
 
-    def _drop(self, inbox: Inbox) -> int:
+    def _drop(self, inbox: InboxRecord) -> int:
         del self._inboxes[inbox.address]
         inbox.faults.clear()
         inbox.wake()
@@ -546,13 +291,13 @@ class Store:
         """Like :meth:`wait`, for an event stream: the messages whose id sorts after ``cursor``.
 
         ``cursor`` need not be a message of the inbox (see
-        :meth:`Inbox.messages_since`), so a message evicted meanwhile cannot
+        :meth:`InboxRecord.messages_since`), so a message evicted meanwhile cannot
         break a stream.
         """
         return await self._wait(address, lambda inbox: inbox.messages_since(cursor), timeout)
 
     async def _wait(
-        self, address: str, pick: Callable[[Inbox], list[StoredMessage]], timeout: float
+        self, address: str, pick: Callable[[InboxRecord], list[StoredMessage]], timeout: float
     ) -> list[StoredMessage]:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
@@ -593,7 +338,9 @@ class Store:
             with self._lock:
                 found = self._same(address, inbox).messages_since(cursor)
 
-    async def _woken(self, inbox: Inbox, waiter: asyncio.Future[None], timeout: float) -> None:
+    async def _woken(
+        self, inbox: InboxRecord, waiter: asyncio.Future[None], timeout: float
+    ) -> None:
         """Wait until ``waiter`` (one of ``inbox.waiters``) is woken or ``timeout`` is up."""
         try:
             await asyncio.wait_for(waiter, timeout)
@@ -603,7 +350,7 @@ class Store:
             with self._lock:
                 inbox.waiters.discard(waiter)
 
-    def _same(self, address: str, inbox: Inbox) -> Inbox:
+    def _same(self, address: str, inbox: InboxRecord) -> InboxRecord:
         # A wait that began on ``inbox`` ends with 404 once it is gone, also when
         # an inbox has been created at its address since (a chosen address).
         current = self.get(address)
@@ -632,6 +379,20 @@ class Store:
         self._faults_added = True
         inbox.faults.add(fault)
 
+    def pending_faults(self, address: str) -> list[Fault]:
+        """The faults queued for the inbox at ``address``, first to apply first.
+
+        Raises as :meth:`get`.
+        """
+        return self.get(address).faults.pending()
+
+    def clear_faults(self, address: str) -> int:
+        """Drop the faults queued for the inbox at ``address``; return how many.
+
+        Raises as :meth:`get`.
+        """
+        return self.get(address).faults.clear()
+
     @property
     def faults_added(self) -> bool:
         """Tell whether a fault was ever queued: until then, deliveries need not look for one."""
@@ -644,7 +405,7 @@ class Store:
         fault for the other stage (see :meth:`FaultQueue.take`).
         """
         with self._lock:
-            inbox = self._live(_fold(address))
+            inbox = self._live(fold_address(address))
             return None if inbox is None else inbox.faults.take(stage)
 
     def close(self) -> None:
@@ -662,10 +423,6 @@ class Store:
         return f"{self._last_ms:012x}{self._sequence:08x}"
 
 
-def _base36(number: int) -> str:
-    digits = ""
-    while True:
-        number, digit = divmod(number, 36)
-        digits = _ALPHABET[digit] + digits
-        if not number:
-            return digits
+def _satisfies_the_protocol(store: Store) -> InboxStore:
+    # mypy checks here that Store has every member of InboxStore, typed alike.
+    return store

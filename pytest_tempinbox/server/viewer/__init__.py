@@ -21,8 +21,9 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 
+from ...errors import NOT_FOUND
 from ..endpoints import Reply, parse_off_loop, problem_reply
-from ..store import Store
+from ..storage import InboxStore
 
 __all__ = [
     "ASSETS",
@@ -81,7 +82,7 @@ def asset(name: str) -> Reply | None:
     return Reply(200, _read(name), content_type, _PAGE_HEADERS)
 
 
-async def html_document(store: Store, email: str, id: str, remote_images: bool) -> Reply:
+async def html_document(store: InboxStore, email: str, id: str, remote_images: bool) -> Reply:
     """``GET /viewer/messages/{email}/{id}/html``: a message's HTML body, for a sandboxed frame.
 
     Served as the decoded text in UTF-8, under :data:`MAIL_POLICY`, or
@@ -93,7 +94,7 @@ async def html_document(store: Store, email: str, id: str, remote_images: bool) 
     await parse_off_loop([found])
     html = json.loads(found.json).get("html")
     if html is None:
-        return problem_reply(404, "not_found", f"message {id} has no HTML body")
+        return problem_reply(404, NOT_FOUND, f"message {id} has no HTML body")
     policy = MAIL_POLICY_REMOTE_IMAGES if remote_images else MAIL_POLICY
     headers = {
         "Content-Security-Policy": policy,

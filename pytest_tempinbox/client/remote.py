@@ -1,0 +1,221 @@
+"""A server that is already running, found through its API URL, and its CA certificate.
+
+:func:`find_remote_server` asks ``GET {api_url}/info`` where the server's SMTP
+listener is and which TLS and AUTH modes it has; :class:`RemoteServer` holds the
+answer and downloads the server's CA (``GET {api_url}/ca.pem``) on first use.
+
+Both requests go through :mod:`urllib.request`, not requests like the rest of
+the client: the pytest plugin checks ``--tempinbox-url`` when pytest starts,
+before any test asks for mail, and a run that sets the URL but uses no fixture
+should not load requests for it. The plugin's usage errors also quote urllib's
+own words for what went wrong (``HTTP Error 404: Not Found``, the SMTP greeting
+an HTTP request met). Importing this module loads neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import weakref
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from .._net import is_loopback_url
+from ..modes import DEFAULT_SMTP_AUTH, DEFAULT_TLS
+
+if TYPE_CHECKING:
+    import ssl
+    import urllib.request
+
+__all__ = ["NotAServer", "RemoteServer", "find_remote_server"]
+
+_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
+
+
+class NotAServer(Exception):
+    """The URL does not answer as a server of this package would.
+
+    ``reason`` says what ``GET {api_url}/info`` met. ``smtp_reply`` is set when
+    the port answered with an SMTP greeting (the SMTP port given for the API's),
+    shortened to 60 characters; ``suggestion`` when the same URL with ``/api``
+    added is a server (a URL without ``/api``).
+    """
+
+    def __init__(
+        self, api_url: str, reason: str, smtp_reply: str | None, suggestion: str | None
+    ) -> None:
+        super().__init__(f"{api_url} is not a pytest-tempinbox server: {reason}")
+        self.api_url = api_url
+        self.reason = reason
+        self.smtp_reply = smtp_reply
+        self.suggestion = suggestion
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+class _DownloadedCA:
+    """The CA certificate of a remote server, fetched from ``GET /api/ca.pem`` on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: str | None = None
+        self._cleanup: weakref.finalize[[str], _DownloadedCA] | None = None
+
+    def path(self, api_url: str) -> str:
+        """The PEM file, downloaded on the first call; raises ``ServerUnavailable`` on failure."""
+        import tempfile
+
+        from ..errors import ServerUnavailable
+
+        with self._lock:
+            if self._path is None:
+                url = api_url + "/ca.pem"
+                try:
+                    with _opener(api_url).open(url, timeout=10) as response:
+                        pem = response.read()
+                except OSError as exc:
+                    raise ServerUnavailable(f"GET {url} failed: {exc}") from exc
+                descriptor, path = tempfile.mkstemp(prefix="tempinbox-ca-", suffix=".pem")
+                with os.fdopen(descriptor, "wb") as out:
+                    out.write(pem)
+                self._cleanup = weakref.finalize(self, _remove_file, path)
+                self._path = path
+            return self._path
+
+    def remove(self) -> None:
+        """Remove the downloaded file, if any; the next use downloads it again."""
+        with self._lock:
+            if self._cleanup is not None:
+                self._cleanup()
+            self._path = self._cleanup = None
+
+
+class RemoteServer:
+    """A server that was already running, found through its API URL.
+
+    ``tls`` and ``smtp_auth`` are its modes, as its ``/api/info`` reports them.
+    """
+
+    # Plain classes here, not dataclasses: creating a dataclass costs about 1 ms of
+    # import, and the plugin is imported by every pytest run.
+    __slots__ = ("_ca", "api_url", "smtp_auth", "smtp_host", "smtp_port", "tls")
+
+    def __init__(
+        self,
+        api_url: str,
+        smtp_host: str,
+        smtp_port: int,
+        tls: str = DEFAULT_TLS,
+        smtp_auth: str = DEFAULT_SMTP_AUTH,
+    ) -> None:
+        self.api_url = api_url
+        self.smtp_host = smtp_host
+        self.smtp_port = smtp_port
+        self.tls = tls
+        self.smtp_auth = smtp_auth
+        self._ca = _DownloadedCA()
+
+    def __repr__(self) -> str:
+        return (
+            f"RemoteServer(api_url={self.api_url!r}, smtp_host={self.smtp_host!r},"
+            f" smtp_port={self.smtp_port!r}, tls={self.tls!r}, smtp_auth={self.smtp_auth!r})"
+        )
+
+    @property
+    def ca_path(self) -> str | None:
+        """The CA's PEM file, downloaded from ``GET /api/ca.pem`` on first use; None if TLS is off.
+
+        Raises :class:`~pytest_tempinbox.errors.ServerUnavailable` when the
+        download fails. The file is removed at the end of the session.
+        """
+        return None if self.tls == "off" else self._ca.path(self.api_url)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A new client-side context that trusts the server's certificate.
+
+        Raises :class:`RuntimeError` when TLS is off on the server.
+        """
+        path = self.ca_path
+        if path is None:
+            raise RuntimeError(f"no TLS certificate: TLS is off on the server at {self.api_url}")
+        import ssl
+
+        return ssl.create_default_context(cafile=path)
+
+    def close(self) -> None:
+        """Remove the downloaded CA file, if any."""
+        self._ca.remove()
+
+
+def _opener(api_url: str) -> urllib.request.OpenerDirector:
+    import urllib.request
+
+    if is_loopback_url(api_url):
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener()
+
+
+def find_remote_server(api_url: str) -> RemoteServer:
+    """Ask the server at ``api_url`` where its SMTP listener is.
+
+    Raises :class:`NotAServer` when it does not answer as a server of this
+    package would.
+    """
+    import http.client
+
+    try:
+        smtp_host, smtp_port, tls, smtp_auth = _smtp_of(api_url)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _not_a_server(api_url, exc) from None
+    except http.client.HTTPException as exc:  # BadStatusLine: the port does not speak HTTP
+        raise _not_a_server(api_url, exc) from None
+    if smtp_host in _WILDCARDS:
+        smtp_host = urlsplit(api_url).hostname or "127.0.0.1"
+    return RemoteServer(
+        api_url=api_url, smtp_host=smtp_host, smtp_port=smtp_port, tls=tls, smtp_auth=smtp_auth
+    )
+
+
+def _smtp_of(api_url: str) -> tuple[str, int, str, str]:
+    """The SMTP host, port, TLS mode and AUTH mode that ``GET {api_url}/info`` reports."""
+    import urllib.error
+
+    try:
+        with _opener(api_url).open(api_url + "/info", timeout=10) as response:
+            info = json.load(response)
+    except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection's socket open until collected
+        raise
+    smtp = info["smtp"]
+    # Servers from before TLS and AUTH modes report neither: plain SMTP, any AUTH.
+    return (
+        str(smtp["host"]),
+        int(smtp["port"]),
+        str(smtp.get("tls", DEFAULT_TLS)),
+        str(smtp.get("auth", DEFAULT_SMTP_AUTH)),
+    )
+
+
+def _not_a_server(api_url: str, exc: Exception) -> NotAServer:
+    """What ``GET {api_url}/info`` met, with the two usual slips recognised.
+
+    The SMTP port given for the API port (the port greets like SMTP), and a URL
+    without ``/api`` (a 404 where the URL with ``/api`` answers).
+    """
+    reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+    reason = f"GET {api_url}/info failed: {reason}"
+    line = str(getattr(exc, "line", "")).strip()
+    if line[:3].isdigit() and line[3:4] in (" ", "-") and not isinstance(exc, ConnectionError):
+        shown = line if len(line) <= 60 else line[:57] + "..."
+        return NotAServer(api_url, reason, smtp_reply=shown, suggestion=None)
+    suggestion = None
+    if getattr(exc, "code", None) == 404 and not api_url.endswith("/api"):
+        with contextlib.suppress(Exception):
+            _smtp_of(api_url + "/api")
+            suggestion = api_url + "/api"
+    return NotAServer(api_url, reason, smtp_reply=None, suggestion=suggestion)

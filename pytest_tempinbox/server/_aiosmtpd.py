@@ -1,0 +1,205 @@
+"""aiosmtpd's private parts, fenced: the one module of the package that touches them.
+
+Written against aiosmtpd 1.4.6 (``pyproject.toml`` bounds it below 1.5);
+``tests/test_aiosmtpd_internals.py`` fails, naming the aiosmtpd version and the
+name, the day a release changes one of them. Everything else in the package
+uses aiosmtpd's public API and what this module offers: :class:`SMTPProtocol`
+(aiosmtpd's protocol with named hooks), :class:`QuietSession`,
+:func:`dispatch_names` and :func:`keep_signature`.
+
+The private names relied on, and why:
+
+- ``SMTP._getaddr(arg) -> (address, rest)``: MAIL and RCPT read their path with
+  it. Overridden to call :meth:`SMTPProtocol.read_path`, so that the project can
+  read paths without the class aiosmtpd defines on every call, and without its
+  ``451`` on a path cut short.
+- ``SMTP._create_session()`` and ``SMTP._create_envelope()``: the factories of
+  a connection's session and of each transaction's envelope. Overridden to make
+  a :class:`QuietSession` and an :attr:`SMTPProtocol.envelope_class`.
+- ``SMTP._reset_timeout(duration=None)`` and ``SMTP._timeout_duration``: the
+  idle timer and its length. :meth:`SMTPProtocol.pause` holds the timer off for
+  as long as it holds an answer back.
+- ``SMTP._original_transport``: the TCP transport under STARTTLS (None before).
+  :meth:`SMTPProtocol.close_now` closes it; ``connection_made`` tells by it the
+  second call aiosmtpd makes after STARTTLS from a new connection.
+- ``SMTP._reader`` (aiosmtpd's :class:`asyncio.StreamReader`) and asyncio's
+  ``StreamReader._limit``: the buffer limit a line is read with. aiosmtpd reads
+  command lines and DATA lines with one limit; ``smtp_DATA`` raises it to
+  ``line_length_limit`` for DATA only.
+
+And what aiosmtpd does with public names, relied on likewise:
+
+- ``SMTP.__init__`` builds the command, AUTH and hook tables from ``dir()`` and
+  :func:`inspect.getmembers` of the protocol and the handler, once per
+  connection, and reads :func:`inspect.signature` of ``handle_EHLO``: hence
+  :func:`dispatch_names` and :func:`keep_signature`.
+- ``SMTP.connection_lost`` takes for granted what ``connection_made`` set up:
+  a refused connection must not reach it.
+- ``SMTP.connection_lost`` cancels the session's task: :meth:`SMTPProtocol.drop`
+  ends with it.
+- ``Session.login_data`` is a property that logs a deprecation warning each
+  time AUTH sets it: :class:`QuietSession` makes it a plain attribute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
+
+__all__ = [
+    "ASSUMED_VERSION",
+    "QuietSession",
+    "SMTPProtocol",
+    "dispatch_names",
+    "keep_signature",
+]
+
+# The aiosmtpd release this module was written against, and tested with.
+ASSUMED_VERSION = "1.4.6"
+
+# aiosmtpd finds its commands, AUTH mechanisms and handler hooks by these prefixes.
+DISPATCH_PREFIXES = ("smtp_", "auth_", "handle_")
+# Seconds a dropped session may take to end; closing it ends it at once.
+_DROP_GRACE = 5.0
+
+_dispatch_names_of: dict[type, list[str]] = {}
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def dispatch_names(cls: type) -> list[str]:
+    """The names of ``cls`` that aiosmtpd looks for: what a ``__dir__`` need list.
+
+    aiosmtpd builds each connection's command and AUTH tables from ``dir()`` and
+    :func:`inspect.getmembers` of the protocol and the handler: a getattr and a
+    sort over some 150 names, most of the cost of accepting a connection. The
+    names it looks for are the class's, so they are listed once per class.
+    """
+    names = _dispatch_names_of.get(cls)
+    if names is None:
+        names = sorted(name for name in dir(cls) if name.startswith(DISPATCH_PREFIXES))
+        _dispatch_names_of[cls] = names
+    return list(names)
+
+
+def keep_signature(function: _F) -> _F:
+    """Give ``function`` its signature, worked out once, and return it.
+
+    aiosmtpd looks at ``handle_EHLO``'s signature on every connection (to tell
+    its old four-argument form apart), which takes longer than the rest of
+    setting up the session; :func:`inspect.signature` hands out a
+    ``__signature__`` as it is.
+    """
+    setattr(function, "__signature__", inspect.signature(function))  # noqa: B010
+    return function
+
+
+class QuietSession(Session):
+    """aiosmtpd's session, without the deprecation warning AUTH logs through it.
+
+    aiosmtpd logs a warning whenever AUTH sets ``Session.login_data``; a plain
+    attribute keeps every authenticated session from logging it.
+    """
+
+    login_data: Any = None
+
+
+class SMTPProtocol(SMTP):
+    """aiosmtpd's protocol, its private parts behind named hooks.
+
+    A subclass says how MAIL and RCPT read a path (:meth:`read_path`), which
+    envelope a transaction gets (:attr:`envelope_class`), and whether a new
+    connection is served (:meth:`admit`, then :meth:`release` when it ends). DATA
+    lines are read with ``line_length_limit`` as the buffer limit, command lines
+    with the smaller one the reader was made with.
+    """
+
+    envelope_class: type[Envelope] = Envelope
+    """The class of each transaction's envelope."""
+
+    def __init__(self, handler: Any, **options: Any) -> None:
+        super().__init__(handler, **options)
+        self._refused = False
+
+    def __dir__(self) -> list[str]:
+        return dispatch_names(type(self))
+
+    def read_path(self, arg: str) -> tuple[str | None, str | None]:
+        """The address of a MAIL or RCPT path, and the rest of ``arg``; aiosmtpd's own here.
+
+        An empty ``arg`` gives ``("", "")``, one that cannot be read ``(None, None)``.
+        """
+        return SMTP._getaddr(self, arg)
+
+    def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+        return self.read_path(arg)
+
+    def _create_session(self) -> Session:
+        return QuietSession(self.loop)
+
+    def _create_envelope(self) -> Envelope:
+        return self.envelope_class()
+
+    def admit(self, transport: asyncio.BaseTransport) -> bool:
+        """Whether to serve a new connection; one refused is the subclass's to answer and close.
+
+        Called once per connection, not again when STARTTLS makes it secure.
+        """
+        return True
+
+    def release(self) -> None:
+        """Note that an admitted connection has ended."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Start serving the connection, unless :meth:`admit` refuses it."""
+        # aiosmtpd calls this again once STARTTLS is done: not a new connection.
+        if self._original_transport is None and not self.admit(transport):
+            self._refused = True
+            return
+        super().connection_made(transport)
+
+    def connection_lost(self, error: Exception | None) -> None:
+        """End the session, and :meth:`release` it; a refused connection had none."""
+        if self._refused:
+            return
+        self.release()
+        super().connection_lost(error)
+
+    async def pause(self, seconds: float) -> None:
+        """Hold the session's answer for ``seconds``; the idle timer holds off as long."""
+        # The timer counts from the command: an injected delay is not the client's idleness.
+        self._reset_timeout(seconds + self._timeout_duration)
+        await asyncio.sleep(seconds)
+        self._reset_timeout()
+
+    def close_now(self) -> None:
+        """Close the connection at once, without waiting for a client's TLS shutdown."""
+        if self._original_transport is not None:
+            self._original_transport.close()  # the TCP connection under STARTTLS
+        elif self.transport is None:
+            return
+        elif self.transport.get_extra_info("sslcontext") is not None:
+            assert isinstance(self.transport, asyncio.WriteTransport)
+            self.transport.abort()  # implicit TLS: close() would wait for the client
+        else:
+            self.transport.close()
+
+    async def drop(self) -> None:
+        """Close the connection without a word, and wait for that to end the session."""
+        self.close_now()
+        # connection_lost cancels the session's task, and with it this wait, at once.
+        await asyncio.sleep(_DROP_GRACE)
+
+    @syntax("DATA")  # as aiosmtpd's own: HELP lists a command by this mark
+    async def smtp_DATA(self, arg: str) -> None:
+        """Read DATA with ``line_length_limit``, then go back to the command-line limit."""
+        reader: Any = self._reader
+        command_limit = reader._limit
+        reader._limit = self.line_length_limit
+        try:
+            await super().smtp_DATA(arg)
+        finally:
+            reader._limit = command_limit

@@ -1,0 +1,225 @@
+"""The SMTP handler: aiosmtpd's hooks that check addresses and deliver into the store.
+
+It accepts mail only for live generated addresses (no relaying, ever), and
+stores each message before answering ``250`` to DATA. Faults injected into an
+inbox (:mod:`pytest_tempinbox.server.faults`) strike here, at RCPT or at DATA.
+The connection it serves is :mod:`pytest_tempinbox.server.smtp`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aiosmtpd.smtp import SMTP, Envelope, Session, TLSSetupException
+
+from ..limits import DEFAULT_MAX_RECIPIENTS
+from ..models import Fault, Stage
+from ._aiosmtpd import SMTPProtocol, dispatch_names, keep_signature
+from .faults import data_answer, reply_line
+from .storage import InboxStore
+
+__all__ = ["InboxHandler", "Transaction"]
+
+# The SMTP side logs under one name, the one its users' logging settings know.
+log = logging.getLogger("pytest_tempinbox.server.smtp")
+
+MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
+_NOT_LIVE = "not a live generated address"
+
+
+class InboxHandler:
+    """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store.
+
+    Without ``advertise_auth``, EHLO's answer leaves AUTH out. ``dir()`` of a
+    handler lists only its hooks: aiosmtpd reads it on every connection.
+    """
+
+    def __dir__(self) -> list[str]:
+        return dispatch_names(type(self))
+
+    def __init__(
+        self,
+        store: InboxStore,
+        *,
+        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
+        advertise_auth: bool = True,
+    ) -> None:
+        self.store = store
+        self.max_recipients = max_recipients
+        self.advertise_auth = advertise_auth
+
+    @keep_signature
+    async def handle_EHLO(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        hostname: str,
+        responses: list[str],
+    ) -> list[str]:
+        """Answer EHLO with aiosmtpd's extensions, AUTH left out when it is not offered.
+
+        The lines go out in one write: aiosmtpd writes each line it is given on
+        its own, and a client reading them wakes up for each.
+        """
+        session.host_name = hostname  # aiosmtpd leaves this to a handler with this hook
+        if not self.advertise_auth:
+            responses = [line for line in responses if not line.startswith("250-AUTH")]
+        return ["\r\n".join(responses)]
+
+    async def handle_MAIL(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        mail_options: list[str],
+    ) -> str:
+        """Accept any sender (``<>`` too) whose path is within RFC 5321's lengths."""
+        if address != "<>":
+            refusal = _path_refusal(address, envelope)
+            if refusal:
+                return refusal
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 2.1.0 OK"
+
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
+        """Accept a live generated address (any case); refuse everything else with 550."""
+        refusal = _path_refusal(address, envelope)
+        if refusal:
+            return refusal
+        if len(envelope.rcpt_tos) >= self.max_recipients:
+            return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
+        if not self.store.accepts(address):
+            return self._refuse(session, address)
+        fault = self._take_fault(envelope, address, "rcpt")
+        if fault is not None:
+            reply = await _strike(server, fault)
+            if reply is not None:
+                return reply
+            if not self.store.accepts(address):  # deleted during the delay
+                return self._refuse(session, address)
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        """Store a copy for each accepted recipient, then answer 250.
+
+        Faults for the end of DATA strike first. SMTP has one DATA reply for
+        every recipient, so when one recipient's fault replies or disconnects,
+        nobody gets the message (the client will send it to them all again).
+        A delay waits, the longest of them; a client that leaves meanwhile
+        cancels the session, and nothing is stored.
+        """
+        raw = envelope.original_content or b""
+        # aiosmtpd keeps the null reverse-path as "<>"; the API calls it "".
+        mail_from = "" if envelope.mail_from == "<>" else str(envelope.mail_from)
+        faults = [
+            fault
+            for address in (dict.fromkeys(envelope.rcpt_tos) if self.store.faults_added else ())
+            if (fault := self._take_fault(envelope, address, "data")) is not None
+        ]
+        if faults:
+            reply = await _strike(server, data_answer(faults))
+            if reply is not None:
+                return reply
+        stored = self.store.deliver(mail_from, envelope.rcpt_tos, raw)
+        if not stored:
+            # Every recipient was deleted between RCPT and the end of DATA.
+            return "554 5.1.1 No live recipients left: the inboxes were deleted"
+        return f"250 2.0.0 OK: queued as {stored[0].id}"
+
+    def _refuse(self, session: Session, address: str) -> str:
+        """Refuse ``address`` with 550, and remember it for the failures of waits."""
+        peer = session.peer
+        client_ip = peer[0] if isinstance(peer, tuple) and peer else None
+        helo = session.host_name if isinstance(session.host_name, str) else None
+        self.store.refusals.record(address, _NOT_LIVE, client_ip, helo)
+        # The address is not echoed: it may hold bytes that cannot be encoded.
+        return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
+
+    def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
+        """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.
+
+        A transaction takes at most one fault per address: a delayed RCPT does
+        not also take the next fault at DATA, nor a repeated RCPT another one.
+        """
+        if not self.store.faults_added:  # the usual case: no test ever asked for one
+            return None
+        taken = envelope.faulted if isinstance(envelope, Transaction) else set()
+        key = address.lower()
+        if key in taken:
+            return None
+        fault = self.store.take_fault(address, stage)
+        if fault is not None:
+            taken.add(key)
+        return fault
+
+    async def handle_exception(self, error: Exception) -> str:
+        """Log an unexpected error and answer a temporary failure without internals."""
+        if isinstance(error, TLSSetupException):
+            # A client that does not trust the certificate: its failure, not ours.
+            # aiosmtpd closes the connection without sending this answer.
+            log.info("STARTTLS handshake failed: %s", error.__cause__)
+        else:
+            log.error("error while handling an SMTP command", exc_info=error)
+        return "451 4.3.0 Local error in processing, try again later"
+
+
+async def _strike(server: SMTP, fault: Fault) -> str | None:
+    """Carry out ``fault``: the reply to give instead of the normal one, or None to go on.
+
+    A delay (also one with a reply or disconnect after it, see :func:`data_answer`)
+    holds the answer; a disconnect closes the connection without one; a 421
+    reply is followed by closing it, as RFC 5321 3.8 says a server does.
+    """
+    if fault.delay is not None:
+        if isinstance(server, SMTPProtocol):
+            await server.pause(fault.delay)
+        else:
+            await asyncio.sleep(fault.delay)
+    if fault.disconnect or fault.code == 421:
+        if fault.code == 421:
+            await server.push(reply_line(fault))
+        if isinstance(server, SMTPProtocol):
+            await server.drop()
+        elif server.transport is not None:
+            server.transport.close()
+        return "421 4.4.2 Connection dropped (injected fault)"  # nobody reads it
+    return None if fault.code is None else reply_line(fault)
+
+
+def _path_refusal(address: str, envelope: Envelope) -> str | None:
+    """The reply refusing a MAIL or RCPT ``address``, or None when its form is fine."""
+    if not envelope.smtp_utf8 and not address.isascii():
+        # RFC 6531 3.7.4.1, and what Postfix answers: unicode needs MAIL ... SMTPUTF8.
+        return "553 5.6.7 Must declare SMTPUTF8 to send unicode address"
+    # RFC 5321 4.5.3.1: local part 64 octets, domain 255, path (with <>) 256.
+    encoded = address.encode("utf-8", "surrogateescape")
+    local, at, domain = encoded.rpartition(b"@")
+    if not at or not local or not domain:
+        return "553 5.1.3 Malformed address: a local part, '@' and a domain are needed"
+    if len(local) > MAX_LOCAL_PART or len(domain) > MAX_DOMAIN or len(encoded) + 2 > MAX_PATH:
+        return (
+            f"553 5.1.3 Address too long: local part {MAX_LOCAL_PART}, domain {MAX_DOMAIN},"
+            f" path {MAX_PATH} octets at most"
+        )
+    return None
+
+
+class Transaction(Envelope):
+    """aiosmtpd's envelope, and the addresses that took a fault in this transaction."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faulted: set[str] = set()

@@ -1,0 +1,88 @@
+"""The route table and the table of problem codes, against Starlette and the client."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from starlette.routing import compile_path
+
+from pytest_tempinbox import errors
+from pytest_tempinbox.client.http import _error_from
+from pytest_tempinbox.server.endpoints import PROBLEM_TYPE, problem_reply
+from pytest_tempinbox.server.routes import API_PREFIX, ROUTES, Route, match
+from pytest_tempinbox.transport import Answer
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
+def test_each_template_compiles_as_starlette_compiles_it(route: Route) -> None:
+    starlette = compile_path(API_PREFIX + route.template)[0].pattern
+    assert starlette == "^" + re.escape(API_PREFIX) + route.pattern.pattern + "$"
+
+
+def test_only_the_everyday_calls_are_answered_in_process() -> None:
+    direct = {route.name for route in ROUTES if route.direct is not None}
+    assert direct == {"generate", "messages", "delete", "refused"}
+    for route in ROUTES:
+        if route.direct is not None:
+            assert len(route.endpoints) == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "args"),
+    [
+        ("/generate", "generate", {}),
+        ("/refused", "refused", {}),
+        ("/messages/a@b.test", "messages", {"email": "a@b.test"}),
+        ("/messages/a@b.test/m1", "message", {"email": "a@b.test", "id": "m1"}),
+        ("/messages/a@b.test/m1/raw", "raw", {"email": "a@b.test", "id": "m1"}),
+        (
+            "/messages/a@b.test/m1/attachments/2",
+            "attachment",
+            {"email": "a@b.test", "id": "m1", "index": "2"},
+        ),
+        ("/delete/a@b.test", "delete", {"email": "a@b.test"}),
+        ("/faults/a@b.test", "faults", {"email": "a@b.test"}),
+        ("/openapi.json", "openapi", {}),
+    ],
+)
+def test_match_finds_the_route_and_its_parameters(
+    path: str, name: str, args: dict[str, str]
+) -> None:
+    found = match(path)
+    assert found is not None
+    assert (found[0].name, found[1]) == (name, args)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/nope", "/generate/", "/messages/", "/messages/a/b/attachments/x", "/delete/a/b", ""],
+)
+def test_match_finds_no_route_where_starlette_finds_none(path: str) -> None:
+    assert match(path) is None
+
+
+def test_the_problem_table_holds_every_error_class_with_its_status() -> None:
+    for code, error in errors.ERRORS_BY_CODE.items():
+        assert errors.PROBLEMS[code] == (error.status, error)
+    own_class = {
+        code for code, (_, error) in errors.PROBLEMS.items() if error is errors.TempInboxError
+    }
+    assert own_class == {
+        errors.NOT_FOUND,
+        errors.METHOD_NOT_ALLOWED,
+        errors.URI_TOO_LONG,
+        errors.HEADER_TOO_LARGE,
+        errors.HOST_NOT_ALLOWED,
+        errors.TLS_OFF,
+        errors.INTERNAL_ERROR,
+    }
+
+
+@pytest.mark.parametrize("code", list(errors.PROBLEMS))
+def test_the_client_raises_the_class_of_each_code(code: str) -> None:
+    status, error = errors.PROBLEMS[code]
+    reply = problem_reply(status, code, "what went wrong")
+    raised = _error_from(Answer(status, PROBLEM_TYPE, reply.body), "GET /api/x")
+    assert type(raised) is error
+    assert (raised.status, str(raised)) == (status, "what went wrong")
