@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 
 from . import __version__
+from .config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
 from .errors import ServerStartError
 from .limits import (
     LIMIT_SETTINGS,
@@ -23,15 +24,15 @@ from .limits import (
     format_limit,
     parse_limit,
 )
-from .modes import (
+from .smtp_security import (
     DEFAULT_SMTP_AUTH,
     DEFAULT_TLS,
     SMTP_AUTH_HELP,
     TLS_HELP,
+    SMTPAuth,
     parse_smtp_auth,
     parse_tls,
 )
-from .server.store import DEFAULT_DOMAIN
 
 __all__ = ["main"]
 
@@ -52,12 +53,11 @@ def _tls(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _smtp_auth(text: str) -> str:
+def _smtp_auth(text: str) -> SMTPAuth:
     try:
-        parse_smtp_auth(text)
+        return parse_smtp_auth(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -72,7 +72,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--host",
-        default="127.0.0.1",
+        default=DEFAULT_HOST,
         help="address both listeners bind (default: %(default)s; binding anything but "
         "loopback lets anyone who can reach the ports read inboxes whose addresses they know)",
     )
@@ -150,6 +150,22 @@ def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
     return parse
 
 
+def _config(options: argparse.Namespace) -> ServerConfig:
+    """The server's configuration from the parsed command line."""
+    limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
+    return ServerConfig(
+        host=options.host,
+        smtp_port=options.smtp_port,
+        api_port=options.api_port,
+        domains=options.domains or [DEFAULT_DOMAIN],
+        hostname=options.hostname,
+        allowed_hosts=options.allowed_hosts,
+        tls=options.tls,
+        smtp_auth=options.smtp_auth,
+        **limits,
+    )
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     """Run the server until SIGINT or SIGTERM; return the exit status.
 
@@ -161,18 +177,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     from ._net import is_loopback
     from .server.inbox_server import InboxServer
 
-    limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
-    server = InboxServer(
-        host=options.host,
-        smtp_port=options.smtp_port,
-        api_port=options.api_port,
-        domains=options.domains or [DEFAULT_DOMAIN],
-        hostname=options.hostname,
-        allowed_hosts=options.allowed_hosts,
-        tls=options.tls,
-        smtp_auth=options.smtp_auth,
-        **limits,
-    )
+    server = InboxServer.from_config(_config(options))
     if not is_loopback(options.host):
         print(
             f"warning: listening on {options.host}: anyone who can reach these ports can "

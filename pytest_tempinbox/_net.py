@@ -8,7 +8,20 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-__all__ = ["is_loopback", "is_loopback_url"]
+__all__ = ["WILDCARD_TO_LOOPBACK", "is_loopback", "is_loopback_url", "reachable_host"]
+
+WILDCARD_TO_LOOPBACK = {
+    "": "127.0.0.1",
+    "0.0.0.0": "127.0.0.1",
+    "::": "::1",
+    "[::]": "::1",
+}
+"""The wildcard addresses a server may bind, each with the loopback address that reaches it."""
+
+
+def reachable_host(host: str) -> str:
+    """The host a client on this machine reaches a server bound to ``host`` at."""
+    return WILDCARD_TO_LOOPBACK.get(host, host)
 
 
 def is_loopback(host: str) -> bool:

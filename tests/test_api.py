@@ -17,6 +17,7 @@ import requests
 
 from pytest_tempinbox import __version__
 from pytest_tempinbox.client.http import HTTPTransport
+from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.openapi import openapi_document
 
@@ -556,7 +557,7 @@ def test_openapi_document_lists_every_route(
 
     document = http.get(api + "/openapi.json").json()
     assert document["openapi"].startswith("3.")
-    app = create_app(server.store, ApiSettings("127.0.0.1", 25))
+    app = create_app(server.store, ApiSettings(ServerConfig(), 25))
     # The inbox viewer's routes, outside /api, are a web page, not API.
     served = {
         (route.path.replace("{index:int}", "{index}"), method.lower())

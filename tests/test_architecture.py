@@ -2,7 +2,8 @@
 
 Three programs share the package: the parser (``parsing/``), the server
 (``server/``) and the client (``client/``), over a core of data and settings
-(``models``, ``errors``, ``limits``, ``modes``, ``transport``, ``_net``). The
+(``config``, ``models``, ``errors``, ``limits``, ``smtp_security``,
+``transport``, ``_net``). The
 pytest plugin, the command line and the package's front door sit on top. The
 rules below are the README's "Architecture" picture; a test fails the day an
 import crosses it.
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_tempinbox"
-CORE = {"errors", "limits", "models", "modes", "transport", "_net", "__version__"}
+CORE = {"config", "errors", "limits", "models", "smtp_security", "transport", "_net", "__version__"}
 # What each part may import from the package, besides itself.
 ALLOWED = {
     "core": CORE,

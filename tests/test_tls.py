@@ -21,9 +21,9 @@ import requests
 
 from pytest_tempinbox.client.http import HTTPTransport
 from pytest_tempinbox.errors import ServerStartError
-from pytest_tempinbox.modes import TLS_MODES, parse_smtp_auth, parse_tls
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.tls import certificate_names
+from pytest_tempinbox.smtp_security import TLS_MODES, parse_smtp_auth, parse_tls
 
 from .helpers import CLIENT_NAME, make_message, run_swaks
 

@@ -30,6 +30,7 @@ import pytest
 import requests
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.app import ApiSettings, create_app
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.viewer import MAIL_POLICY, MAIL_POLICY_REMOTE_IMAGES, PAGE_POLICY
@@ -206,7 +207,7 @@ def test_the_viewer_refuses_other_host_names(
 
 def test_no_route_lists_the_inboxes(server: InboxServer, http: requests.Session) -> None:
     addresses = [http.post(server.api_url + "/generate").json()["email"] for _ in range(3)]
-    routes = create_app(server.store, ApiSettings("127.0.0.1", 25)).routes
+    routes = create_app(server.store, ApiSettings(ServerConfig(), 25)).routes
     # Every GET route names one inbox, but these, which must not reveal any.
     unkeyed = sorted(
         path

@@ -22,16 +22,14 @@ import weakref
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .._net import is_loopback_url
-from ..modes import DEFAULT_SMTP_AUTH, DEFAULT_TLS
+from .._net import WILDCARD_TO_LOOPBACK, is_loopback_url
+from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
 
 if TYPE_CHECKING:
     import ssl
     import urllib.request
 
 __all__ = ["NotAServer", "RemoteServer", "find_remote_server"]
-
-_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
 
 
 class NotAServer(Exception):
@@ -174,7 +172,7 @@ def find_remote_server(api_url: str) -> RemoteServer:
         raise _not_a_server(api_url, exc) from None
     except http.client.HTTPException as exc:  # BadStatusLine: the port does not speak HTTP
         raise _not_a_server(api_url, exc) from None
-    if smtp_host in _WILDCARDS:
+    if smtp_host in WILDCARD_TO_LOOPBACK:
         smtp_host = urlsplit(api_url).hostname or "127.0.0.1"
     return RemoteServer(
         api_url=api_url, smtp_host=smtp_host, smtp_port=smtp_port, tls=tls, smtp_auth=smtp_auth

@@ -48,7 +48,7 @@ class SessionServer:
             from ..errors import ServerStartError
             from ..server.inbox_server import InboxServer
 
-            server = InboxServer(**self.settings.server_keywords())
+            server = InboxServer.from_config(self.settings.server_config())
             try:
                 server.start()
             except ServerStartError as exc:

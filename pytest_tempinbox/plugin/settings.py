@@ -10,12 +10,13 @@ session needs from pytest's configuration. A bad value is a
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 
+from ..config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
 from ..limits import LIMIT_SETTINGS, format_limit, parse_limit
-from ..modes import (
+from ..smtp_security import (
     DEFAULT_SMTP_AUTH,
     DEFAULT_TLS,
     SMTP_AUTH_HELP,
@@ -33,8 +34,8 @@ URL_ENVIRONMENT_VARIABLE = "TEMPINBOX_URL"
 _OPTIONS = (
     ("port", "port of the HTTP API (0: a free port)", "0"),
     ("smtp_port", "port of the SMTP listener (0: a free port)", "0"),
-    ("host", "address both listeners bind", "127.0.0.1"),
-    ("domain", "domain of generated addresses", "tempinbox.test"),
+    ("host", "address both listeners bind", DEFAULT_HOST),
+    ("domain", "domain of generated addresses", DEFAULT_DOMAIN),
     ("tls", TLS_HELP, DEFAULT_TLS),
     ("smtp_auth", SMTP_AUTH_HELP, DEFAULT_SMTP_AUTH),
     (
@@ -113,19 +114,16 @@ class Settings:
         self.artifacts = artifacts
         self.worker = worker
 
-    def server_keywords(self) -> dict[str, Any]:
-        """The keywords of :class:`~pytest_tempinbox.InboxServer` for the server to start."""
-        auth = self.smtp_auth
-        smtp_auth = f"{auth.username}:{auth.password}" if auth.mode == "password" else auth.mode
-        return {
-            "host": self.host,
-            "smtp_port": self.smtp_port,
-            "api_port": self.port,
-            "domains": [self.domain],
-            "tls": self.tls,
-            "smtp_auth": smtp_auth,
-            **self.limits,
-        }
+    def server_config(self) -> ServerConfig:
+        """The configuration of the server to start in this process."""
+        return ServerConfig(
+            host=self.host,
+            smtp_port=self.smtp_port,
+            api_port=self.port,
+            domains=[self.domain],
+            tls=self.tls,
+            smtp_auth=self.smtp_auth,
+        ).replace(**self.limits)
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -170,8 +168,8 @@ def resolve_settings(config: pytest.Config) -> Settings:
     return Settings(
         port=_port(config, "port"),
         smtp_port=_port(config, "smtp_port"),
-        host=_setting(config, "host") or "127.0.0.1",
-        domain=(_setting(config, "domain") or "tempinbox.test").lower(),
+        host=_setting(config, "host") or DEFAULT_HOST,
+        domain=(_setting(config, "domain") or DEFAULT_DOMAIN).lower(),
         url=url,
         limits=_limits(config),
         tls=_tls(config, starts_a_server=url is None),

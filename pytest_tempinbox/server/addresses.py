@@ -11,6 +11,7 @@ import re
 import secrets
 from collections.abc import Sequence
 
+from ..config import DEFAULT_DOMAIN
 from ..errors import InvalidAddress, InvalidRequest
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
     "served_domain",
 ]
 
-DEFAULT_DOMAIN = "tempinbox.test"
 
 MAX_ADDRESS_LENGTH = 254
 PREFIX_PATTERN = re.compile(r"[a-z0-9._-]{1,32}")

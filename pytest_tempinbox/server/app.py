@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,6 +23,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
+from .._net import is_loopback
+from ..config import ServerConfig
 from ..errors import (
     HEADER_TOO_LARGE,
     HOST_NOT_ALLOWED,
@@ -35,7 +37,7 @@ from ..errors import (
     PayloadTooLarge,
     TempInboxError,
 )
-from ..limits import DEFAULT_HEARTBEAT, MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
+from ..limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
 from . import endpoints, viewer
 from .endpoints import (
     COMMON_HEADERS,
@@ -68,25 +70,31 @@ PEM_TYPE = "application/x-pem-file"
 
 @dataclass(frozen=True)
 class ApiSettings:
-    """What the app needs to know of the server around it.
+    """What the app needs to know of the server around it: its configuration, and more.
 
-    ``smtp_host``, ``smtp_port``, the ``tls`` and ``smtp_auth`` modes and
-    ``limits`` are reported by ``GET /api/info``; ``smtp_auth`` is the mode's name
-    (``password``), never the password. ``ca_pem`` is the CA certificate that
-    ``GET /api/ca.pem`` serves (None when TLS is off). ``allowed_hosts``, when
-    not None, are the only host names a request's ``Host`` header may carry (a
-    defence against DNS rebinding for loopback servers). ``heartbeat`` is the
-    seconds of silence after which an event stream sends a comment line.
+    ``smtp_port`` is the SMTP listener's bound port, and ``ca_pem`` the CA
+    certificate that ``GET /api/ca.pem`` serves (None when TLS is off);
+    everything else comes from ``config``. ``GET /api/info`` reports the AUTH
+    mode's name (``password``), never the password.
     """
 
-    smtp_host: str
+    config: ServerConfig
     smtp_port: int
-    limits: Mapping[str, float | None] = field(default_factory=dict)
-    allowed_hosts: frozenset[str] | None = None
-    tls: str = "off"
-    smtp_auth: str = "any"
     ca_pem: bytes | None = None
-    heartbeat: float = DEFAULT_HEARTBEAT
+
+    @property
+    def allowed_hosts(self) -> frozenset[str] | None:
+        """The only host names a request's ``Host`` may carry; None for any.
+
+        A server bound to loopback answers only its own names (a defence
+        against DNS rebinding) and the configured ``allowed_hosts``.
+        """
+        host = self.config.host
+        if not is_loopback(host):
+            return None
+        return frozenset({"localhost", "127.0.0.1", "[::1]", host.lower()}) | frozenset(
+            self.config.allowed_hosts
+        )
 
 
 def respond(reply: Reply) -> Response:
@@ -113,33 +121,35 @@ def _json(data: Any) -> Response:
 def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
     slots = StreamSlots()
+    config = settings.config
 
     async def events(request: Request) -> Response:
         after = request.query_params.get("after")
         cursor = stream_cursor(after, request.headers.get("last-event-id"))
         email = request.path_params["email"]
-        return EventStreamResponse(EventStream(store, slots, email, cursor, settings.heartbeat))
+        heartbeat = config.event_heartbeat
+        return EventStreamResponse(EventStream(store, slots, email, cursor, heartbeat))
 
     async def info(request: Request) -> Response:
         return _json(
             {
                 "version": __version__,
                 "smtp": {
-                    "host": settings.smtp_host,
+                    "host": config.host,
                     "port": settings.smtp_port,
-                    "tls": settings.tls,
-                    "auth": settings.smtp_auth,
+                    "tls": config.tls,
+                    "auth": config.smtp_auth.mode,
                 },
                 "domains": list(store.domains),
                 "limits": {
-                    **settings.limits,
+                    **config.limits(),
                     "request_body": MAX_REQUEST_BODY,
                     "wait": MAX_WAIT,
                     "faults_per_inbox": MAX_FAULTS_PER_INBOX,
                     "fault_delay": MAX_FAULT_DELAY,
                     "streams": slots.limit,
                     "streams_per_inbox": slots.per_inbox,
-                    "heartbeat": settings.heartbeat,
+                    "heartbeat": config.event_heartbeat,
                 },
                 "stats": {**store.stats(), "streams": slots.total},
             }

@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from .._net import is_loopback
+from .._net import reachable_host
+from ..config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
 from ..errors import ServerStartError
 from ..limits import (
-    COMMAND_LINE_LIMIT,
     DEFAULT_DATA_LINE_LIMIT,
     DEFAULT_HEARTBEAT,
     DEFAULT_IDLE_TIMEOUT,
@@ -32,10 +32,10 @@ from ..limits import (
     DEFAULT_MAX_STORED_BYTES,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
-from ..modes import DEFAULT_SMTP_AUTH, DEFAULT_TLS, parse_smtp_auth, parse_tls
+from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
 from .local import ASGIApp, LocalTransport
 from .smtp import SMTPService
-from .store import DEFAULT_DOMAIN, Store
+from .store import Store
 
 if TYPE_CHECKING:
     import uvicorn
@@ -46,13 +46,12 @@ __all__ = ["InboxServer"]
 
 log = logging.getLogger(__name__)
 
-_WILDCARD_TO_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 _STOP_TIMEOUT = 10.0
 _EXPIRY_INTERVAL = 1.0
 
 
 def _url_host(host: str) -> str:
-    host = _WILDCARD_TO_LOOPBACK.get(host, host)
+    host = reachable_host(host)
     return f"[{host}]" if ":" in host else host
 
 
@@ -111,12 +110,15 @@ class InboxServer:
     ``event_heartbeat`` is the seconds of silence after which an event stream
     (``GET /api/events/{email}``) sends a comment line, so that proxies keep
     it open; it must be above 0 (else :class:`ValueError`).
+
+    The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
+    ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
     """
 
     def __init__(
         self,
         *,
-        host: str = "127.0.0.1",
+        host: str = DEFAULT_HOST,
         smtp_port: int = 0,
         api_port: int = 0,
         domains: Iterable[str] = (DEFAULT_DOMAIN,),
@@ -134,27 +136,48 @@ class InboxServer:
         smtp_auth: str = DEFAULT_SMTP_AUTH,
         event_heartbeat: float = DEFAULT_HEARTBEAT,
     ) -> None:
-        self.host = host
-        self.tls = parse_tls(tls)
-        self._auth = parse_smtp_auth(smtp_auth)
-        self._authority: CertificateAuthority | None = None
-        self.store = Store(
-            domains,
-            max_messages_per_inbox=max_messages_per_inbox,
-            max_stored_bytes=max_stored_bytes,
-            inbox_ttl=inbox_ttl,
+        self._configure(
+            ServerConfig(
+                host=host,
+                smtp_port=smtp_port,
+                api_port=api_port,
+                domains=domains,
+                hostname=hostname,
+                message_size_limit=message_size_limit,
+                max_recipients=max_recipients,
+                max_connections=max_connections,
+                smtp_timeout=smtp_timeout,
+                data_line_limit=data_line_limit,
+                max_messages_per_inbox=max_messages_per_inbox,
+                max_stored_bytes=max_stored_bytes,
+                inbox_ttl=inbox_ttl,
+                allowed_hosts=allowed_hosts,
+                tls=tls,
+                smtp_auth=smtp_auth,
+                event_heartbeat=event_heartbeat,
+            )
         )
-        self.hostname = hostname or self.store.domains[0]
-        self.message_size_limit = message_size_limit
-        self.max_recipients = max_recipients
-        self.max_connections = max_connections
-        self.smtp_timeout = smtp_timeout
-        self.data_line_limit = data_line_limit
-        self.allowed_hosts = tuple(name.lower() for name in allowed_hosts)
-        if not event_heartbeat > 0:
-            raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
-        self.event_heartbeat = event_heartbeat
-        self._requested_ports = (smtp_port, api_port)
+
+    @classmethod
+    def from_config(cls, config: ServerConfig) -> InboxServer:
+        """A server started with ``config``, as the command line and the plugin build it."""
+        server = cls.__new__(cls)
+        server._configure(config)
+        return server
+
+    def _configure(self, config: ServerConfig) -> None:
+        self.store = Store(
+            config.domains,
+            max_messages_per_inbox=config.max_messages_per_inbox,
+            max_stored_bytes=config.max_stored_bytes,
+            inbox_ttl=config.inbox_ttl,
+        )
+        self.hostname: str = config.hostname or self.store.domains[0]
+        self.config = config if config.hostname else config.replace(hostname=self.hostname)
+        self.host = config.host
+        self.tls = config.tls
+        self._authority: CertificateAuthority | None = None
+        self._requested_ports = (config.smtp_port, config.api_port)
         self._ports = (0, 0)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -167,7 +190,7 @@ class InboxServer:
     @property
     def smtp_host(self) -> str:
         """The host to send mail to (a wildcard bind is reached through loopback)."""
-        return _WILDCARD_TO_LOOPBACK.get(self.host, self.host)
+        return reachable_host(self.host)
 
     @property
     def smtp_port(self) -> int:
@@ -188,7 +211,7 @@ class InboxServer:
     @property
     def smtp_auth(self) -> str:
         """The AUTH mode: ``any``, ``none`` or ``password`` (never the password itself)."""
-        return self._auth.mode
+        return self.config.smtp_auth.mode
 
     @property
     def ca_path(self) -> str | None:
@@ -233,17 +256,7 @@ class InboxServer:
     @property
     def limits(self) -> dict[str, float | None]:
         """Every limit, by the names ``GET /api/info`` reports them under."""
-        return {
-            "message_size": self.message_size_limit,
-            "recipients": self.max_recipients,
-            "command_line": COMMAND_LINE_LIMIT,
-            "data_line": self.data_line_limit,
-            "connections": self.max_connections,
-            "idle_timeout": self.smtp_timeout,
-            "messages_per_inbox": self.store.max_messages_per_inbox,
-            "stored_bytes": self.store.max_stored_bytes,
-            "inbox_ttl": self.store.inbox_ttl,
-        }
+        return self.config.limits()
 
     def local_transport(self) -> LocalTransport:
         """A transport for :class:`~pytest_tempinbox.TempInboxClient` that skips the network.
@@ -261,20 +274,8 @@ class InboxServer:
             if self._app is None:
                 from .app import ApiSettings, create_app
 
-                allowed = None
-                if is_loopback(self.host):
-                    allowed = frozenset({"localhost", "127.0.0.1", "[::1]", self.host.lower()})
-                    allowed |= frozenset(self.allowed_hosts)
-                settings = ApiSettings(
-                    smtp_host=self.host,
-                    smtp_port=self.smtp_port,
-                    limits=self.limits,
-                    allowed_hosts=allowed,
-                    tls=self.tls,
-                    smtp_auth=self.smtp_auth,
-                    ca_pem=None if self._authority is None else self._authority.ca_pem,
-                    heartbeat=self.event_heartbeat,
-                )
+                ca_pem = None if self._authority is None else self._authority.ca_pem
+                settings = ApiSettings(self.config, self.smtp_port, ca_pem)
                 self._app = create_app(self.store, settings)
             return self._app
 
@@ -289,7 +290,7 @@ class InboxServer:
         if self.tls != "off":
             from .tls import CertificateAuthority, certificate_names
 
-            names = [self.hostname, *self.store.domains, *self.allowed_hosts]
+            names = [self.hostname, *self.store.domains, *self.config.allowed_hosts]
             self._authority = CertificateAuthority(certificate_names(self.host, names))
         try:
             smtp_socket, api_socket = self._bind()
@@ -370,18 +371,8 @@ class InboxServer:
 
     async def _serve(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
         self._stopping = asyncio.Event()
-        smtp = SMTPService(
-            self.store,
-            hostname=self.hostname,
-            message_size_limit=self.message_size_limit,
-            timeout=self.smtp_timeout,
-            max_recipients=self.max_recipients,
-            max_connections=self.max_connections,
-            data_line_limit=self.data_line_limit,
-            tls=self.tls,
-            tls_context=None if self._authority is None else self._authority.server_context(),
-            auth=self._auth,
-        )
+        tls_context = None if self._authority is None else self._authority.server_context()
+        smtp = SMTPService(self.store, self.config, tls_context)
         await smtp.start(smtp_socket)
         http = _LazyHTTP(self.app, api_socket, self._stopping)
         http.arm()

@@ -6,7 +6,7 @@ parts) with the project's limits and AUTH and TLS modes, and hands mail to
 :class:`~pytest_tempinbox.server.smtp_handler.InboxHandler`, which checks
 addresses and delivers into the store. By default AUTH PLAIN/LOGIN accepts any
 credentials, so that applications configured with a username and password work
-unchanged; the AUTH and TLS modes (:mod:`pytest_tempinbox.modes`) change that.
+unchanged; the AUTH and TLS modes (:mod:`pytest_tempinbox.smtp_security`) change that.
 """
 
 from __future__ import annotations
@@ -22,17 +22,11 @@ from typing import Any, AnyStr
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, syntax
 
-from ..limits import (
-    COMMAND_LINE_LIMIT,
-    DEFAULT_DATA_LINE_LIMIT,
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_RECIPIENTS,
-    DEFAULT_MESSAGE_SIZE_LIMIT,
-)
-from ..modes import DEFAULT_TLS, SMTPAuth
+from ..config import ServerConfig
+from ..limits import COMMAND_LINE_LIMIT
 from ..parsing.email_internals import get_addr_spec, get_angle_addr
 from ..parsing.headers import DOT_ATOM
+from ..smtp_security import SMTPAuth
 from ._aiosmtpd import SMTPProtocol
 from .smtp_handler import InboxHandler, Transaction
 from .storage import InboxStore
@@ -188,15 +182,15 @@ class _TrackedSMTP(SMTPProtocol):
 class SMTPService:
     """Serves a store over SMTP on a socket that the caller has bound and put in listening state.
 
-    ``hostname`` is used in the greeting and the EHLO answer (aiosmtpd's default,
-    :func:`socket.getfqdn`, can take seconds). EHLO advertises ``SIZE``,
-    ``8BITMIME``, ``SMTPUTF8`` and ``AUTH LOGIN PLAIN``; sessions idle for
-    ``timeout`` seconds are closed. At most ``max_connections`` sessions are open at
-    once (the next gets ``421 4.7.0``), a message has at most ``max_recipients``
+    The settings come from ``config``. ``hostname`` is used in the greeting and the EHLO
+    answer (aiosmtpd's default, :func:`socket.getfqdn`, can take seconds). EHLO
+    advertises ``SIZE``, ``8BITMIME``, ``SMTPUTF8`` and ``AUTH LOGIN PLAIN``; sessions
+    idle for ``timeout`` seconds are closed. At most ``max_connections`` sessions are
+    open at once (the next gets ``421 4.7.0``), a message has at most ``max_recipients``
     recipients (the next RCPT gets ``452 4.5.3``), and a DATA line at most
     ``data_line_limit`` octets (else ``500`` after the final dot).
 
-    ``tls`` is a mode of :data:`~pytest_tempinbox.modes.TLS_MODES`; every mode but
+    ``tls`` is a mode of :data:`~pytest_tempinbox.smtp_security.TLS_MODES`; every mode but
     ``off`` needs ``tls_context``, a server-side context with the certificate. With
     ``required``, STARTTLS must come before anything but EHLO, NOOP and QUIT, and
     AUTH is offered only after it. ``auth`` says which credentials AUTH accepts.
@@ -205,28 +199,21 @@ class SMTPService:
     def __init__(
         self,
         store: InboxStore,
-        *,
-        hostname: str,
-        message_size_limit: int = DEFAULT_MESSAGE_SIZE_LIMIT,
-        timeout: float = DEFAULT_IDLE_TIMEOUT,
-        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        data_line_limit: int = DEFAULT_DATA_LINE_LIMIT,
-        tls: str = DEFAULT_TLS,
+        config: ServerConfig,
         tls_context: ssl.SSLContext | None = None,
-        auth: SMTPAuth | None = None,
     ) -> None:
+        tls = config.tls
         if (tls != "off") != (tls_context is not None):
             raise ValueError(f"TLS mode {tls!r} and the context given do not go together")
-        self.auth = auth or SMTPAuth()
+        self.auth = config.smtp_auth
         self.handler = InboxHandler(
-            store, max_recipients=max_recipients, advertise_auth=self.auth.mode != "none"
+            store, max_recipients=config.max_recipients, advertise_auth=self.auth.mode != "none"
         )
-        self.hostname = hostname
-        self.message_size_limit = message_size_limit
-        self.timeout = timeout
-        self.max_connections = max_connections
-        self.data_line_limit = data_line_limit
+        self.hostname = config.hostname or store.domains[0]
+        self.message_size_limit = config.message_size_limit
+        self.timeout = config.smtp_timeout
+        self.max_connections = config.max_connections
+        self.data_line_limit = config.data_line_limit
         self.tls = tls
         self.tls_context = tls_context
         self._sessions: set[_TrackedSMTP] = set()

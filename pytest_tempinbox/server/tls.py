@@ -19,16 +19,15 @@ import tempfile
 import weakref
 from collections.abc import Iterable
 
-from .._net import is_loopback
+from .._net import WILDCARD_TO_LOOPBACK, is_loopback
 from ..errors import ServerStartError
-from ..modes import TLS_EXTRA_MISSING
+from ..smtp_security import TLS_EXTRA_MISSING
 
 __all__ = ["CertificateAuthority", "certificate_names", "client_context"]
 
 log = logging.getLogger(__name__)
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-_WILDCARDS = {"", "0.0.0.0", "::"}
 _DNS_NAME = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*")
 
 
@@ -57,7 +56,7 @@ def certificate_names(host: str, names: Iterable[str]) -> list[str]:
 
 def _certificate_name(text: str) -> str | None:
     text = text.strip().rstrip(".").lower()
-    if text in _WILDCARDS:
+    if text in WILDCARD_TO_LOOPBACK:
         return None
     try:
         return str(ipaddress.ip_address(text))

@@ -1,0 +1,147 @@
+"""One server configuration: every setting with its default, read once and handed down.
+
+The command line (``_cli``), the pytest plugin (its options, ini keys and
+environment) and :class:`~pytest_tempinbox.InboxServer`'s keywords each build a
+:class:`ServerConfig`; the server hands that same object to the store, the SMTP
+listener and the HTTP app, which read what they need from it. Each default is
+written once, here or in :mod:`.limits` and :mod:`.smtp_security`. Standard
+library only, so that the plugin and the command line can build one without
+importing the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .limits import (
+    COMMAND_LINE_LIMIT,
+    DEFAULT_DATA_LINE_LIMIT,
+    DEFAULT_HEARTBEAT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_MESSAGES_PER_INBOX,
+    DEFAULT_MAX_RECIPIENTS,
+    DEFAULT_MAX_STORED_BYTES,
+    DEFAULT_MESSAGE_SIZE_LIMIT,
+)
+from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
+
+__all__ = ["DEFAULT_DOMAIN", "DEFAULT_HOST", "ServerConfig"]
+
+DEFAULT_DOMAIN = "tempinbox.test"
+"""The domain of generated addresses when none is given (``.test`` is reserved, RFC 2606)."""
+DEFAULT_HOST = "127.0.0.1"
+"""The address both listeners bind when none is given: loopback only."""
+
+
+class ServerConfig:
+    """Everything a server is started with; immutable once built.
+
+    The keywords are those of :class:`~pytest_tempinbox.InboxServer`, which
+    documents each. ``tls`` and ``smtp_auth`` are read here (``smtp_auth`` may
+    also be an :class:`~pytest_tempinbox.smtp_security.SMTPAuth` already read),
+    so a bad value raises :class:`ValueError` before anything starts, as does an
+    ``event_heartbeat`` not above 0. ``repr`` never shows the AUTH password.
+    """
+
+    # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
+    __slots__ = (
+        "allowed_hosts",
+        "api_port",
+        "data_line_limit",
+        "domains",
+        "event_heartbeat",
+        "host",
+        "hostname",
+        "inbox_ttl",
+        "max_connections",
+        "max_messages_per_inbox",
+        "max_recipients",
+        "max_stored_bytes",
+        "message_size_limit",
+        "smtp_auth",
+        "smtp_port",
+        "smtp_timeout",
+        "tls",
+    )
+
+    def __init__(
+        self,
+        *,
+        host: str = DEFAULT_HOST,
+        smtp_port: int = 0,
+        api_port: int = 0,
+        domains: Iterable[str] = (DEFAULT_DOMAIN,),
+        hostname: str | None = None,
+        message_size_limit: int = DEFAULT_MESSAGE_SIZE_LIMIT,
+        max_recipients: int = DEFAULT_MAX_RECIPIENTS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        smtp_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        data_line_limit: int = DEFAULT_DATA_LINE_LIMIT,
+        max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
+        max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
+        inbox_ttl: float | None = None,
+        allowed_hosts: Iterable[str] = (),
+        tls: str = DEFAULT_TLS,
+        smtp_auth: str | SMTPAuth = DEFAULT_SMTP_AUTH,
+        event_heartbeat: float = DEFAULT_HEARTBEAT,
+    ) -> None:
+        if not event_heartbeat > 0:
+            raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
+        self.host: str = host
+        self.smtp_port: int = smtp_port
+        self.api_port: int = api_port
+        self.domains: tuple[str, ...] = tuple(domains)
+        self.hostname: str | None = hostname
+        self.message_size_limit: int = message_size_limit
+        self.max_recipients: int = max_recipients
+        self.max_connections: int = max_connections
+        self.smtp_timeout: float = smtp_timeout
+        self.data_line_limit: int = data_line_limit
+        self.max_messages_per_inbox: int = max_messages_per_inbox
+        self.max_stored_bytes: int = max_stored_bytes
+        self.inbox_ttl: float | None = inbox_ttl
+        self.allowed_hosts: tuple[str, ...] = tuple(name.lower() for name in allowed_hosts)
+        self.tls: str = parse_tls(tls)
+        self.smtp_auth: SMTPAuth = (
+            smtp_auth if isinstance(smtp_auth, SMTPAuth) else parse_smtp_auth(smtp_auth)
+        )
+        self.event_heartbeat: float = event_heartbeat
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"a ServerConfig is immutable: use replace({name}=...)")
+        object.__setattr__(self, name, value)
+
+    def replace(self, **changes: Any) -> ServerConfig:
+        """A copy with ``changes`` (keywords of the constructor) applied, and read again."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return ServerConfig(**values)
+
+    def limits(self) -> dict[str, float | None]:
+        """Every limit, by the names ``GET /api/info`` reports them under."""
+        return {
+            "message_size": self.message_size_limit,
+            "recipients": self.max_recipients,
+            "command_line": COMMAND_LINE_LIMIT,
+            "data_line": self.data_line_limit,
+            "connections": self.max_connections,
+            "idle_timeout": self.smtp_timeout,
+            "messages_per_inbox": self.max_messages_per_inbox,
+            "stored_bytes": self.max_stored_bytes,
+            "inbox_ttl": self.inbox_ttl,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ServerConfig):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name in self.__slots__))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in sorted(self.__slots__))
+        return f"ServerConfig({fields})"
