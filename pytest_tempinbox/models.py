@@ -3,6 +3,8 @@
 Standard library only and no I/O: the server builds these from what it stored,
 the client rebuilds them from the JSON the server sent, and both use
 :meth:`Message.to_json` / :meth:`Message.from_json` so the two forms cannot drift.
+The module is long because each of its seven data classes carries its JSON form
+both ways beside its fields, where a reader of one looks for the other.
 """
 
 from __future__ import annotations

@@ -96,3 +96,18 @@ def test_the_rules_see_the_imports() -> None:
     assert "pytest_tempinbox.server.inbox_server" in imports(PACKAGE / "server" / "__init__.py")
     assert part_of("pytest_tempinbox.client.http") == "client"
     assert part_of("pytest_tempinbox.models") == "core"
+
+
+MAX_LINES = 400
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: module_name(path))
+def test_a_long_module_says_why(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    if text.count("\n") <= MAX_LINES:
+        return
+    docstring = ast.get_docstring(ast.parse(text)) or ""
+    assert "is long because" in " ".join(docstring.split()), (
+        f"{module_name(path)} has {text.count(chr(10))} lines, over {MAX_LINES}: split it by "
+        "job, or say in its docstring why it is long ('The module is long because ...')"
+    )

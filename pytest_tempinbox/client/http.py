@@ -3,7 +3,9 @@
 The only module that imports requests, and only when it speaks HTTP. It knows
 nothing of the server beyond its API URL, so it works against any server of this
 package, in the same process or remote. Every failure becomes one of the
-package's exceptions, never a bare ``requests`` one.
+package's exceptions, never a bare ``requests`` one. The module is long because
+every call comes twice, blocking and awaitable (``..._async``), over one
+request path.
 """
 
 from __future__ import annotations

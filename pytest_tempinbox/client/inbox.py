@@ -7,7 +7,8 @@ copes: :meth:`Inbox.fail_next`, :meth:`Inbox.delay_next` and
 Every call that does I/O comes in two forms: ``messages()`` blocks, and
 ``await messages_async()`` lets the event loop run while it waits, for
 ``async def`` tests whose application sends mail from the same loop. Both share
-the same search, errors and failure messages.
+the same search, errors and failure messages. The module is long because of
+those twins: each wait is written twice, over one shared search.
 """
 
 from __future__ import annotations

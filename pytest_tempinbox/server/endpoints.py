@@ -8,7 +8,9 @@ sends them as HTTP responses, and the in-process transport hands them to the
 client as they are, so both give byte for byte the same answers while the
 in-process path never imports Starlette. Errors are raised as
 :class:`~pytest_tempinbox.errors.TempInboxError` and become problem documents
-through :func:`problem_reply`.
+through :func:`problem_reply`. The module is long because it holds every
+endpoint's answer, each short, so that the app and the in-process path share
+them all.
 """
 
 from __future__ import annotations

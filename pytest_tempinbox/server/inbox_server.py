@@ -15,7 +15,7 @@ import logging
 import socket
 import ssl
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -33,13 +33,13 @@ from ..limits import (
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
+from .http_listener import LazyHTTP
 from .local import ASGIApp, LocalTransport
 from .smtp import SMTPService
+from .sockets import listen
 from .store import Store
 
 if TYPE_CHECKING:
-    import uvicorn
-
     from .tls import CertificateAuthority
 
 __all__ = ["InboxServer"]
@@ -53,30 +53,6 @@ _EXPIRY_INTERVAL = 1.0
 def _url_host(host: str) -> str:
     host = reachable_host(host)
     return f"[{host}]" if ":" in host else host
-
-
-def _listen(host: str, port: int, role: str) -> socket.socket:
-    try:
-        family, _, _, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except (OSError, UnicodeError) as exc:
-        raise ServerStartError(f"cannot resolve {role} host {host!r}: {exc}") from exc
-    # proto must be IPPROTO_TCP: with proto 0 asyncio does not set TCP_NODELAY on
-    # accepted connections, and every HTTP answer then waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(128)
-        sock.setblocking(False)
-    except OSError as exc:
-        sock.close()
-        reason = exc.strerror or str(exc)
-        raise ServerStartError(
-            f"cannot listen for {role} on {host}:{port}: {reason.lower()}"
-        ) from exc
-    return sock
 
 
 class InboxServer:
@@ -325,9 +301,9 @@ class InboxServer:
 
     def _bind(self) -> tuple[socket.socket, socket.socket]:
         smtp_port, api_port = self._requested_ports
-        smtp_socket = _listen(self.host, smtp_port, "SMTP")
+        smtp_socket = listen(self.host, smtp_port, "SMTP")
         try:
-            return smtp_socket, _listen(self.host, api_port, "HTTP")
+            return smtp_socket, listen(self.host, api_port, "HTTP")
         except BaseException:
             smtp_socket.close()
             raise
@@ -374,7 +350,7 @@ class InboxServer:
         tls_context = None if self._authority is None else self._authority.server_context()
         smtp = SMTPService(self.store, self.config, tls_context)
         await smtp.start(smtp_socket)
-        http = _LazyHTTP(self.app, api_socket, self._stopping)
+        http = LazyHTTP(self.app, api_socket, self._stopping)
         http.arm()
         self._ready.set()
 
@@ -389,69 +365,6 @@ class InboxServer:
         # their answers leave instead of waiting for them.
         self.store.close()
         await asyncio.gather(smtp.stop(), http.stop())
-
-
-class _LazyHTTP:
-    """uvicorn on the bound API socket, imported and started when a first connection waits.
-
-    The socket listens from the start, so connections queue in its backlog until
-    uvicorn accepts them. A test session served in-process (the plugin's local
-    transport) never pays for importing Starlette and uvicorn, nor for uvicorn's
-    graceful shutdown. ``app`` builds the ASGI app.
-    """
-
-    def __init__(
-        self, app: Callable[[], ASGIApp], sock: socket.socket, stopping: asyncio.Event
-    ) -> None:
-        self.app = app
-        self.sock = sock
-        self.stopping = stopping
-        self.server: uvicorn.Server | None = None
-        self.serving: asyncio.Task[None] | None = None
-
-    def arm(self) -> None:
-        """Start uvicorn as soon as a connection is waiting on the socket."""
-        asyncio.get_running_loop().add_reader(self.sock.fileno(), self._start)
-
-    def _start(self) -> None:
-        loop = asyncio.get_running_loop()
-        loop.remove_reader(self.sock.fileno())
-        import uvicorn
-
-        config = uvicorn.Config(
-            self.app(),
-            lifespan="off",
-            proxy_headers=False,  # nothing stands in front: X-Forwarded-* is not to be trusted
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=2,
-            date_header=False,
-        )
-        server = uvicorn.Server(config)
-        stopping = self.stopping
-
-        async def main_loop() -> None:
-            # uvicorn's own main loop looks for should_exit every 0.1 s (and keeps
-            # the Date header fresh); waiting for the stop itself ends it at once.
-            await stopping.wait()
-
-        server.main_loop = main_loop  # type: ignore[method-assign]
-        self.server = server
-        self.serving = loop.create_task(server.serve(sockets=[self.sock]))
-        self.serving.add_done_callback(_log_failure)
-
-    async def stop(self) -> None:
-        """Stop serving; nothing to do if no connection ever came."""
-        if self.server is None or self.serving is None:
-            asyncio.get_running_loop().remove_reader(self.sock.fileno())
-            return
-        self.server.should_exit = True
-        await self.serving
-
-
-def _log_failure(task: asyncio.Task[None]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("the HTTP API stopped on an error", exc_info=task.exception())
 
 
 def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:

@@ -6,9 +6,9 @@ may be called from any thread (the server's loop delivers while an in-process
 client reads from its own thread), but :meth:`Store.wait` must be awaited on the
 event loop that serves the store. What an address may be lives in
 :mod:`.addresses`, one inbox's messages and waiters in :mod:`.inbox_record`, a
-message's copy in :mod:`.stored_message`. The rest stays in one class, over
-400 lines: every part of it shares the one lock and the inbox records, and
-splitting it would put that lock's discipline in several places.
+message's copy in :mod:`.stored_message`. The module is long because the
+rest stays in one class: every part of it shares the one lock and the inbox
+records, and splitting it would put that lock's discipline in several places.
 """
 
 from __future__ import annotations

@@ -1,0 +1,463 @@
+"""A wait that saw no mail says why: refusals, Django's outbox, a blocked loop, the SMTP port."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import smtplib
+import subprocess
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import requests
+
+from pytest_tempinbox.client.explain import django_line
+from pytest_tempinbox.client.http import Inbox, TempInboxClient
+from pytest_tempinbox.errors import WaitTimeout
+from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.refusals import RefusalLog, similarity
+from pytest_tempinbox.transport import Answer, Transport
+
+from ..helpers import CLIENT_NAME, make_message, send
+
+
+def misspelt(address: str) -> str:
+    """The address with the first two letters of its local part swapped (or, when they
+    are the same letter, the first one changed), as a typing slip makes it."""
+    if address[0] == address[1]:
+        return ("x" if address[0] != "x" else "y") + address[1:]
+    return address[1] + address[0] + address[2:]
+
+
+def refuse(server: InboxServer, address: str) -> None:
+    """Send to ``address`` and check that the server refuses it with 550 at RCPT."""
+    with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+        send(server, make_message(address, "Welcome"))
+    assert refused.value.recipients[address][0] == 550
+
+
+class Recording:
+    """A transport that notes each request's method and path, and passes it on."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.cancellable = transport.cancellable
+        self.requests: list[str] = []
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float,
+    ) -> Answer:
+        self.requests.append(f"{method} {path.split('/')[1]}")
+        return self.transport.request(method, path, params=params, body=body, timeout=timeout)
+
+    async def request_async(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        timeout: float,
+    ) -> Answer:
+        self.requests.append(f"{method} {path.split('/')[1]}")
+        return await self.transport.request_async(
+            method, path, params=params, body=body, timeout=timeout
+        )
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+@pytest.fixture
+def recording(server: InboxServer) -> Recording:
+    return Recording(server.local_transport())
+
+
+@pytest.fixture
+def client(server: InboxServer, recording: Recording) -> TempInboxClient:
+    return TempInboxClient(server.api_url, transport=recording)
+
+
+# The refusal log, without a server.
+
+
+def test_a_refusal_is_remembered_with_its_client() -> None:
+    log = RefusalLog()
+    log.record("alcie@tempinbox.test", "not a live generated address", "127.0.0.1", "app.test")
+    (refusal,) = log.find()
+    assert (refusal.address, refusal.client_ip, refusal.helo) == (
+        "alcie@tempinbox.test",
+        "127.0.0.1",
+        "app.test",
+    )
+    assert refusal.reply == "not a live generated address"
+
+
+def test_the_log_keeps_only_its_newest_refusals() -> None:
+    log = RefusalLog(capacity=3)
+    for number in range(5):
+        log.record(f"user{number}@tempinbox.test", "refused", None, None)
+    assert [refusal.address for refusal in log.find()] == [
+        "user4@tempinbox.test",
+        "user3@tempinbox.test",
+        "user2@tempinbox.test",
+    ]
+
+
+def test_the_log_forgets_refusals_older_than_its_age() -> None:
+    now = datetime(2026, 5, 4, 12, 0, tzinfo=timezone.utc)
+    log = RefusalLog(max_age=60, clock=lambda: now)
+    log.record("old@tempinbox.test", "refused", None, None)
+    now += timedelta(seconds=61)
+    log.record("new@tempinbox.test", "refused", None, None)
+    assert [refusal.address for refusal in log.find()] == ["new@tempinbox.test"]
+    assert len(log) == 1
+
+
+def test_since_keeps_the_refusals_from_that_time_on() -> None:
+    now = datetime(2026, 5, 4, 12, 0, tzinfo=timezone.utc)
+    log = RefusalLog(clock=lambda: now)
+    log.record("before@tempinbox.test", "refused", None, None)
+    created = now = now + timedelta(seconds=1)
+    log.record("after@tempinbox.test", "refused", None, None)
+    assert [refusal.address for refusal in log.find(since=created)] == ["after@tempinbox.test"]
+
+
+def test_similar_refusals_come_most_similar_first() -> None:
+    log = RefusalLog()
+    for address in ("alice@other.test", "zq81@tempinbox.test", "alcie@tempinbox.test"):
+        log.record(address, "refused", None, None)
+    found = log.find(similar_to="Alice@tempinbox.test")
+    assert [refusal.address for refusal in found] == ["alice@other.test", "alcie@tempinbox.test"]
+    assert [refusal.similarity for refusal in found] == [0.896, 0.85]
+
+
+def test_two_generated_addresses_of_one_domain_are_not_alike() -> None:
+    assert similarity("k3v9x0q2m7tb1@tempinbox.test", "p8w2hz5c0da4n2@tempinbox.test") < 0.6
+    assert similarity("k3v9x0q2m7tb1@tempinbox.test", "3kv9x0q2m7tb1@tempinbox.test") > 0.9
+
+
+# What a failed wait says, against the real server.
+
+
+def test_a_wait_lists_mail_refused_for_a_misspelt_address(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox = client.generate(prefix="alice")
+    refuse(server, misspelt(inbox.address))
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(subject="Welcome", timeout=0.2)
+    lines = str(failure.value).splitlines()
+    assert lines[:2] == [
+        f"no message with subject containing 'Welcome' arrived at {inbox.address} within 0.2 s;",
+        "the inbox received no mail at all.",
+    ]
+    assert lines[2].startswith(f"the server refused mail to {misspelt(inbox.address)!r} at ")
+    assert lines[2].endswith(f" from 127.0.0.1 (EHLO {CLIENT_NAME}): not a live generated address")
+    assert lines[3] == (
+        f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}; mail sent to another"
+        " host or port (EMAIL_HOST, EMAIL_PORT) never reaches it."
+    )
+
+
+def test_mail_refused_before_the_inbox_was_made_is_not_listed(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    early = client.generate(prefix="early")
+    refuse(server, misspelt(early.address))
+    later = Inbox(early.address, client, created_at=datetime.now(timezone.utc) + timedelta(1))
+    with pytest.raises(WaitTimeout) as failure:
+        later.wait_for_message(timeout=0)
+    assert "refused" not in str(failure.value)
+
+
+def test_every_wait_explains_itself(server: InboxServer, client: TempInboxClient) -> None:
+    inbox = client.generate(prefix="bob")
+    refuse(server, misspelt(inbox.address))
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_messages(2, timeout=0)
+    assert f"the server refused mail to {misspelt(inbox.address)!r}" in str(failure.value)
+
+
+@pytest.mark.asyncio
+async def test_an_awaited_wait_explains_itself(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox = await client.generate_async(prefix="carol")
+    refuse(server, misspelt(inbox.address))
+    with pytest.raises(WaitTimeout) as failure:
+        await inbox.wait_for_message_async(timeout=0.1)
+    message = str(failure.value)
+    assert f"the server refused mail to {misspelt(inbox.address)!r}" in message
+    assert f"the server takes SMTP at {server.smtp_host}:{server.smtp_port};" in message
+    assert "blocked a running event loop" not in message
+    with pytest.raises(WaitTimeout) as failure:
+        await inbox.wait_for_messages_async(1, timeout=0)
+    assert "the server takes SMTP at" in str(failure.value)
+
+
+def test_a_successful_wait_makes_no_request_more(
+    server: InboxServer, client: TempInboxClient, recording: Recording
+) -> None:
+    inbox = client.generate()
+    send(server, make_message(inbox.address, "Welcome"))
+    recording.requests.clear()
+    inbox.wait_for_message(subject="Welcome", timeout=5)
+    assert recording.requests == ["GET messages"]
+
+
+def test_the_server_location_is_asked_for_once(
+    client: TempInboxClient, recording: Recording
+) -> None:
+    inbox = client.generate()
+    for _ in range(2):
+        with pytest.raises(WaitTimeout):
+            inbox.wait_for_message(timeout=0)
+    assert recording.requests.count("GET info") == 1
+    assert recording.requests.count("GET refused") == 2
+
+
+def test_a_server_that_cannot_say_leaves_the_failure_as_it_was(server: InboxServer) -> None:
+    class Forgetful(Recording):
+        def request(self, method: str, path: str, **options: object) -> Answer:
+            if path in ("/info", "/refused"):
+                return Answer(404, "text/plain", b"no such route")
+            return super().request(method, path, **options)  # type: ignore[arg-type]
+
+    client = TempInboxClient(server.api_url, transport=Forgetful(server.local_transport()))
+    inbox = client.generate()
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(timeout=0)
+    assert str(failure.value).splitlines()[1:] == ["the inbox received no mail at all."]
+
+
+def test_the_failure_names_what_djangos_locmem_backend_kept(
+    client: TempInboxClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("django")
+    from django.core import mail
+
+    inbox = client.generate()
+    message = mail.EmailMessage("Welcome", "Hi", "app@example.com", [f"Ada <{inbox.address}>"])
+    monkeypatch.setattr(mail, "outbox", [message], raising=False)
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(timeout=0)
+    assert (
+        "Django's locmem backend kept 1 message(s) for this address (django.core.mail.outbox):"
+        " the mail never reached SMTP; point Django's EMAIL_BACKEND at the SMTP backend"
+        " (see the tempinbox_django fixture)."
+    ) in str(failure.value).splitlines()
+
+
+def test_without_django_imported_there_is_no_django_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(__import__("sys").modules, "django.core.mail", raising=False)
+    assert django_line("anyone@tempinbox.test") is None
+
+
+# GET /api/refused, over HTTP.
+
+
+def test_the_refused_route_lists_similar_refusals(
+    server: InboxServer, address: str, http: requests.Session
+) -> None:
+    created = datetime.now(timezone.utc) - timedelta(seconds=1)
+    refuse(server, misspelt(address))
+    params = {"similar_to": address, "since": created.isoformat()}
+    response = http.get(server.api_url + "/refused", params=params)
+    assert response.status_code == 200
+    # Most similar first: other tests' refusals of this second may follow it.
+    refusal = response.json()[0]
+    assert refusal["address"] == misspelt(address)
+    assert refusal["reply"] == "not a live generated address"
+    assert (refusal["client_ip"], refusal["helo"]) == ("127.0.0.1", CLIENT_NAME)
+    assert 0.8 < refusal["similarity"] <= 1
+    assert datetime.fromisoformat(refusal["at"].replace("Z", "+00:00")) >= created
+
+
+def test_the_refused_route_newest_first_without_similar_to(
+    server: InboxServer, address: str, http: requests.Session
+) -> None:
+    refuse(server, "first-" + address)
+    refuse(server, "second-" + address)
+    response = http.get(server.api_url + "/refused", params={"limit": "2"})
+    assert [item["address"] for item in response.json()] == [
+        "second-" + address,
+        "first-" + address,
+    ]
+    assert "similarity" not in response.json()[0]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"limit": "0"}, {"limit": "1001"}, {"limit": "two"}, {"since": "yesterday"}],
+    ids=["limit-0", "limit-1001", "limit-word", "since-word"],
+)
+def test_the_refused_route_refuses_bad_parameters(
+    server: InboxServer, http: requests.Session, params: dict[str, str]
+) -> None:
+    response = http.get(server.api_url + "/refused", params=params)
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_request"
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_the_refused_route_answers_curl(server: InboxServer, address: str) -> None:
+    refuse(server, misspelt(address))
+    command = ["curl", "-s", "-G", server.api_url + "/refused"]
+    command += ["--data-urlencode", f"similar_to={address}"]
+    answer = subprocess.run(command, capture_output=True, check=True, timeout=30)
+    assert json.loads(answer.stdout)[0]["address"] == misspelt(address)
+
+
+# The plugin, as users meet it.
+
+
+def test_the_plugin_shows_a_misspelt_address_and_where_smtp_is(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import smtplib
+        from email.message import EmailMessage
+
+        import pytest
+
+
+        def test_welcome(tempinbox_factory, tempinbox_server):
+            inbox = tempinbox_factory(address="alice@tempinbox.test")
+            message = EmailMessage()
+            message["From"] = "app@example.com"
+            message["To"] = "alcie@tempinbox.test"
+            message["Subject"] = "Welcome"
+            message.set_content("Hi")
+            host, port = tempinbox_server.smtp_host, tempinbox_server.smtp_port
+            with smtplib.SMTP(host, port, local_hostname="app.example") as smtp:
+                with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+                    smtp.send_message(message)
+            assert refused.value.recipients["alcie@tempinbox.test"][0] == 550
+            inbox.wait_for_message(subject="Welcome", timeout=0.2)
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    refused = (
+        "the server refused mail to 'alcie@tempinbox.test' at ??:??:??.??? from 127.0.0.1"
+        " (EHLO app.example): not a live generated address"
+    )
+    where = (
+        "the server takes SMTP at 127.0.0.1:*; mail sent to another host or port"
+        " (EMAIL_HOST, EMAIL_PORT) never reaches it."
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "E       pytest_tempinbox.errors.WaitTimeout: no message with subject containing"
+            " 'Welcome' arrived at alice@tempinbox.test within 0.2 s;",
+            "E       the inbox received no mail at all.",
+            f"E       {refused}",
+            f"E       {where}",
+            "*- tempinbox -*",
+            "alice@tempinbox.test: 0 message(s)",
+            f"  {refused}",
+            where,
+        ]
+    )
+
+
+def test_the_plugin_shows_what_djangos_locmem_backend_kept(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("django")
+    pytester.makeconftest(
+        """
+        import django
+        from django.conf import settings
+
+        settings.configure(
+            EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
+            DEFAULT_FROM_EMAIL="app@example.com",
+        )
+        django.setup()
+        """
+    )
+    pytester.makepyfile(
+        """
+        from django.core.mail import send_mail
+
+
+        def test_welcome(tempinbox):
+            send_mail("Welcome", "Hi", None, [tempinbox.address])
+            tempinbox.wait_for_message(subject="Welcome", timeout=0.2)
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    kept = (
+        "Django's locmem backend kept 1 message(s) for this address (django.core.mail.outbox):"
+        " the mail never reached SMTP; point Django's EMAIL_BACKEND at the SMTP backend"
+        " (see the tempinbox_django fixture)."
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "E       the inbox received no mail at all.",
+            f"E       {kept}",
+            "E       the server takes SMTP at *",
+            "*- tempinbox -*",
+            "*@tempinbox.test: 0 message(s)",
+            f"  {kept}",
+        ]
+    )
+
+
+def test_the_plugin_names_the_awaitable_twin_of_a_wait_that_blocks_the_loop(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio
+        import smtplib
+        from email.message import EmailMessage
+
+        import pytest
+
+
+        async def send_welcome(host, port, to):
+            await asyncio.sleep(0)
+            message = EmailMessage()
+            message["From"] = "app@example.com"
+            message["To"] = to
+            message["Subject"] = "Welcome"
+            message.set_content("Hi")
+            with smtplib.SMTP(host, port, local_hostname="app.example") as smtp:
+                smtp.send_message(message)
+
+
+        @pytest.mark.asyncio
+        async def test_welcome(tempinbox, tempinbox_server):
+            host, port = tempinbox_server.smtp_host, tempinbox_server.smtp_port
+            task = asyncio.create_task(send_welcome(host, port, tempinbox.address))
+            try:
+                tempinbox.wait_for_message(subject="Welcome", timeout=0.3)
+            finally:
+                await task
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "--asyncio-mode=strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E   *pytest_tempinbox.errors.WaitTimeout: no message with subject containing"
+            " 'Welcome' arrived at *@tempinbox.test within 0.3 s;",
+            "E   *the inbox received no mail at all.",
+            "E   *wait_for_message() blocked a running event loop (an async def test?): mail"
+            " sent by a task on that loop could not go out while it waited; use await"
+            " inbox.wait_for_message_async(...).",
+            "E   *the server takes SMTP at *",
+        ]
+    )
