@@ -2,7 +2,7 @@
 
 The client speaks to the API through a :class:`Transport`. Over the network that
 is HTTP (in :mod:`pytest_tempinbox.client.http`). When the server runs in the same
-process, :class:`~pytest_tempinbox.server.local.LocalTransport` answers without
+process, :class:`~pytest_tempinbox.server.in_process.LocalTransport` answers without
 sockets, exactly as HTTP would, only sooner.
 """
 

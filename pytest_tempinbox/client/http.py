@@ -125,7 +125,7 @@ class TempInboxClient:
 
     Requests go over HTTP through one pooled :class:`requests.Session`, unless a
     ``transport`` is given (the plugin passes a
-    :class:`~pytest_tempinbox.server.local.LocalTransport` when the server runs in the
+    :class:`~pytest_tempinbox.server.in_process.LocalTransport` when the server runs in the
     same process). ``timeout`` bounds each call that does not long-poll. Every
     method has an awaitable twin named ``..._async`` for ``async def`` tests,
     with the same results and errors. Use it as a context manager, or call

@@ -15,7 +15,7 @@ from html import unescape as html_unescape
 from html.parser import HTMLParser
 
 from .budget import Clock, late
-from .extract import is_web_url
+from .text_links import is_web_url
 
 __all__ = ["html_anchors", "html_links", "html_text"]
 

@@ -38,7 +38,6 @@ from ..models import Address, Attachment, Link
 from .budget import Clock, ParseRun
 from .codes import find_codes
 from .decode import clean, to_text, unfold
-from .extract import text_links
 from .fast import SimpleMessage, simple_message
 from .headers import addresses, header_map, media_type, parse_date
 from .parts import (
@@ -52,6 +51,7 @@ from .parts import (
     part_payload,
     sort_parts,
 )
+from .text_links import text_links
 
 __all__ = [
     "MAX_ATTACHMENTS",

@@ -1,10 +1,14 @@
 """The inbox server: the store, the SMTP listener, the HTTP app, in one background loop.
 
-:class:`InboxServer` (:mod:`.inbox_server`) runs them; :mod:`.store` keeps the
-inboxes, :mod:`.smtp` receives mail (aiosmtpd), :mod:`.app` serves ``/api`` and
-the viewer (Starlette under uvicorn) from the answers of :mod:`.endpoints`, and
-:mod:`.local` answers the in-process client from those same answers. It may
-import :mod:`pytest_tempinbox.parsing`, never :mod:`pytest_tempinbox.client`.
+:class:`InboxServer` (:mod:`.inbox_server`) runs them from one
+:class:`~pytest_tempinbox.config.ServerConfig`, on sockets it binds itself
+(:mod:`.sockets`). :mod:`.storage` says what a store must do and :mod:`.store`
+is the one in memory; :mod:`.smtp` receives mail (aiosmtpd, whose private parts
+only :mod:`._aiosmtpd` touches); :mod:`.routes` is the one route table, from
+which :mod:`.app` serves ``/api`` and the viewer (Starlette, under uvicorn once a
+connection waits: :mod:`.http_listener`) and :mod:`.in_process` answers the
+in-process client, both with the answers of :mod:`.endpoints`. It may import
+:mod:`pytest_tempinbox.parsing`, never :mod:`pytest_tempinbox.client`.
 Importing this package is cheap: the heavy libraries load with
 :mod:`.inbox_server`, when :class:`InboxServer` is first named.
 """

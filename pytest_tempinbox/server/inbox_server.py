@@ -34,7 +34,7 @@ from ..limits import (
 )
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
 from .http_listener import LazyHTTP
-from .local import ASGIApp, LocalTransport
+from .in_process import ASGIApp, LocalTransport
 from .smtp import SMTPService
 from .sockets import listen
 from .store import Store
@@ -237,7 +237,7 @@ class InboxServer:
     def local_transport(self) -> LocalTransport:
         """A transport for :class:`~pytest_tempinbox.TempInboxClient` that skips the network.
 
-        Its answers are exactly those of HTTP (see :mod:`pytest_tempinbox.server.local`).
+        Its answers are exactly those of HTTP (see :mod:`pytest_tempinbox.server.in_process`).
         Only for use in this process, while the server runs.
         """
         if self._loop is None or not self.running:

@@ -4,7 +4,7 @@ Each :class:`Route` is a path template under ``/api``, the methods it answers
 with the endpoint of each, and, for the calls a test makes all the time, the
 answer the in-process transport may compute in the caller's thread. The
 Starlette app (:mod:`pytest_tempinbox.server.app`) builds its routes from
-:data:`ROUTES`; the in-process transport (:mod:`pytest_tempinbox.server.local`)
+:data:`ROUTES`; the in-process transport (:mod:`pytest_tempinbox.server.in_process`)
 finds a request's route with :func:`match`, over the same templates compiled
 the way Starlette compiles them, so both answer the same paths alike. No web
 framework is imported here.

@@ -1,7 +1,7 @@
 """What the server asks of a store: :class:`InboxStore`, and the types it hands out.
 
 The SMTP side (:mod:`.smtp`) routes mail in, the HTTP side (:mod:`.app`,
-:mod:`.endpoints`, :mod:`.events`) and the in-process path (:mod:`.local`)
+:mod:`.endpoints`, :mod:`.events`) and the in-process path (:mod:`.in_process`)
 create, read, wait on and delete inboxes, and the server (:mod:`.inbox_server`)
 expires and closes the store. That is all of it: any class with these members,
 holding to the contracts written on them, can keep the inboxes.

@@ -13,10 +13,10 @@ import pytest
 from pytest_tempinbox.errors import AttachmentNotFound
 from pytest_tempinbox.models import Address
 from pytest_tempinbox.parsing import codes as _codes
-from pytest_tempinbox.parsing import extract as _extract
 from pytest_tempinbox.parsing import html as _html
 from pytest_tempinbox.parsing import message as parsing
 from pytest_tempinbox.parsing import parts as _parts
+from pytest_tempinbox.parsing import text_links as _extract
 from pytest_tempinbox.parsing.message import (
     attachment_payload,
     parse_message,
