@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 
 from . import __version__
-from .config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
+from .config import (
+    DEFAULT_DOMAIN,
+    DEFAULT_HOST,
+    DEFAULT_STORE,
+    STORE_HELP,
+    ServerConfig,
+    parse_public_smtp,
+    parse_store,
+)
 from .errors import ServerStartError
 from .limits import (
     LIMIT_SETTINGS,
@@ -49,6 +57,20 @@ def _port(text: str) -> int:
 def _tls(text: str) -> str:
     try:
         return parse_tls(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _public_smtp(text: str) -> tuple[str, int]:
+    try:
+        return parse_public_smtp(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _store(text: str) -> str:
+    try:
+        return parse_store(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -123,6 +145,21 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         metavar="MODE",
         help=f"{SMTP_AUTH_HELP} (default: %(default)s)",
     )
+    parser.add_argument(
+        "--store",
+        type=_store,
+        default=DEFAULT_STORE,
+        metavar="URL",
+        help=f"{STORE_HELP} (default: %(default)s; Redis needs the redis extra)",
+    )
+    parser.add_argument(
+        "--public-smtp",
+        type=_public_smtp,
+        default=None,
+        metavar="HOST:PORT",
+        help="the SMTP address that /api/info reports, when clients reach this server "
+        "through a load balancer (default: the listener's own)",
+    )
     limits = parser.add_argument_group(
         "limits", f"what a client sees at each: {DOCS_URL}/limits.md"
     )
@@ -162,6 +199,8 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         allowed_hosts=options.allowed_hosts,
         tls=options.tls,
         smtp_auth=options.smtp_auth,
+        store=options.store,
+        public_smtp=options.public_smtp,
         **limits,
     )
 

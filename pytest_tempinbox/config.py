@@ -27,12 +27,48 @@ from .limits import (
 )
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
 
-__all__ = ["DEFAULT_DOMAIN", "DEFAULT_HOST", "ServerConfig"]
+__all__ = [
+    "DEFAULT_DOMAIN",
+    "DEFAULT_HOST",
+    "DEFAULT_STORE",
+    "STORE_HELP",
+    "ServerConfig",
+    "parse_public_smtp",
+    "parse_store",
+]
 
 DEFAULT_DOMAIN = "tempinbox.test"
 """The domain of generated addresses when none is given (``.test`` is reserved, RFC 2606)."""
 DEFAULT_HOST = "127.0.0.1"
 """The address both listeners bind when none is given: loopback only."""
+DEFAULT_STORE = "memory"
+"""Where inboxes live when not told: in the server's own memory."""
+STORE_HELP = (
+    "where inboxes live: memory (this process), or redis://[:PASSWORD@]HOST:PORT/DB "
+    "(also rediss://) for inboxes that several servers share and that outlive a restart"
+)
+
+
+def parse_public_smtp(text: str) -> tuple[str, int]:
+    """Read ``HOST:PORT`` (``[::1]:25`` for IPv6); raise ValueError with a one-line reason."""
+    host, colon, port = text.strip().rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise ValueError(f"{text!r} is not HOST:PORT (the SMTP address clients are to use)")
+    return host, int(port)
+
+
+def parse_store(text: str) -> str:
+    """Read a store setting: ``memory`` or a ``redis://``/``rediss://`` URL; else ValueError."""
+    value = text.strip()
+    if value.lower() == DEFAULT_STORE:
+        return DEFAULT_STORE
+    scheme, separator, rest = value.partition("://")
+    if scheme.lower() not in ("redis", "rediss") or not separator or not rest.strip("/"):
+        raise ValueError(
+            "expected memory or a Redis URL such as redis://127.0.0.1:6379/0 (also rediss://)"
+        )
+    return value
 
 
 class ServerConfig:
@@ -42,7 +78,11 @@ class ServerConfig:
     documents each. ``tls`` and ``smtp_auth`` are read here (``smtp_auth`` may
     also be an :class:`~pytest_tempinbox.smtp_security.SMTPAuth` already read),
     so a bad value raises :class:`ValueError` before anything starts, as does an
-    ``event_heartbeat`` not above 0. ``repr`` never shows the AUTH password.
+    ``event_heartbeat`` not above 0 or a ``store`` that is neither ``memory``
+    nor a Redis URL. ``repr`` shows neither the AUTH password nor Redis's.
+    ``public_smtp`` is the SMTP address ``GET /api/info`` reports instead of
+    the listener's own (``(host, port)``): a load balancer's, for servers
+    behind one, so that clients which discover the server send through it.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -60,9 +100,11 @@ class ServerConfig:
         "max_recipients",
         "max_stored_bytes",
         "message_size_limit",
+        "public_smtp",
         "smtp_auth",
         "smtp_port",
         "smtp_timeout",
+        "store",
         "tls",
     )
 
@@ -86,6 +128,8 @@ class ServerConfig:
         tls: str = DEFAULT_TLS,
         smtp_auth: str | SMTPAuth = DEFAULT_SMTP_AUTH,
         event_heartbeat: float = DEFAULT_HEARTBEAT,
+        store: str = DEFAULT_STORE,
+        public_smtp: tuple[str, int] | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -108,6 +152,8 @@ class ServerConfig:
             smtp_auth if isinstance(smtp_auth, SMTPAuth) else parse_smtp_auth(smtp_auth)
         )
         self.event_heartbeat: float = event_heartbeat
+        self.store: str = parse_store(store)
+        self.public_smtp: tuple[str, int] | None = public_smtp
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):
@@ -143,5 +189,15 @@ class ServerConfig:
         return hash(tuple(getattr(self, name) for name in self.__slots__))
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in sorted(self.__slots__))
+        fields = ", ".join(
+            f"{name}={_shown(name, getattr(self, name))!r}" for name in sorted(self.__slots__)
+        )
         return f"ServerConfig({fields})"
+
+
+def _shown(name: str, value: Any) -> Any:
+    """A setting as ``repr`` shows it: a Redis URL's password hidden."""
+    if name == "store" and "@" in value:
+        scheme, _, rest = value.partition("://")
+        return f"{scheme}://***@{rest.rpartition('@')[2]}"
+    return value

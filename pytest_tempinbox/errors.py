@@ -29,6 +29,7 @@ __all__ = [
     "PayloadTooLarge",
     "ServerStartError",
     "ServerUnavailable",
+    "StoreUnavailable",
     "TempInboxError",
     "TooManyFaults",
     "TooManyStreams",
@@ -109,6 +110,17 @@ class TooManyStreams(TempInboxError):
     status = 429
 
 
+class StoreUnavailable(TempInboxError):
+    """Raised when the server's store does not answer (Redis down or unreachable).
+
+    Nothing is lost: SMTP answers ``451 4.3.0`` meanwhile, so a sender tries
+    again later, and the API answers 503 until the store is back.
+    """
+
+    code = "store_unavailable"
+    status = 503
+
+
 class ServerStartError(TempInboxError):
     """Raised when the server cannot start, most often because a port is already taken."""
 
@@ -170,6 +182,7 @@ PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     TLS_OFF: (404, TempInboxError),
     TooManyFaults.code: (TooManyFaults.status, TooManyFaults),
     TooManyStreams.code: (TooManyStreams.status, TooManyStreams),
+    StoreUnavailable.code: (StoreUnavailable.status, StoreUnavailable),
     # Last, and apart: the server's own failure, never the fault of a request.
     INTERNAL_ERROR: (500, TempInboxError),
 }

@@ -127,3 +127,20 @@ def client(request: pytest.FixtureRequest, server: InboxServer) -> Iterator[Temp
 def inbox(client: TempInboxClient) -> Inbox:
     """A fresh inbox, through each client of :func:`client`."""
     return client.generate()
+
+
+# The Redis store's tests: one redis-server for the session (tests/redis_support.py).
+from .redis_process import RedisProcess  # noqa: E402
+from .redis_support import clean_redis, session_redis  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def redis_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
+    """A real ``redis-server`` for the session (skipped where it is not installed)."""
+    yield from session_redis(tmp_path_factory.mktemp("redis"))
+
+
+@pytest.fixture
+def redis_url(redis_process: RedisProcess) -> str:
+    """The URL of the session's Redis, emptied (``FLUSHALL``) for this test."""
+    return clean_redis(redis_process).url

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from pytest_tempinbox.server.inbox_record import InboxRecord
 from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.store import Store
 
 # smtplib's default local_hostname is socket.getfqdn(), which can take seconds.
 CLIENT_NAME = "client.test"
@@ -60,6 +62,12 @@ def message_json(**fields: Any) -> dict[str, Any]:
     }
     data.update(fields)
     return data
+
+
+def record(server: InboxServer, address: str) -> InboxRecord:
+    """The memory store's own record of the inbox at ``address``, for tests of its insides."""
+    assert isinstance(server.store, Store), "a test of the memory store's insides"
+    return server.store.get(address)
 
 
 def send(server: InboxServer, message: EmailMessage, to: Sequence[str] | None = None) -> None:

@@ -14,7 +14,14 @@ from typing import Literal
 
 import pytest
 
-from ..config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
+from ..config import (
+    DEFAULT_DOMAIN,
+    DEFAULT_HOST,
+    DEFAULT_STORE,
+    STORE_HELP,
+    ServerConfig,
+    parse_store,
+)
 from ..limits import LIMIT_SETTINGS, format_limit, parse_limit
 from ..smtp_security import (
     DEFAULT_SMTP_AUTH,
@@ -38,6 +45,7 @@ _OPTIONS = (
     ("domain", "domain of generated addresses", DEFAULT_DOMAIN),
     ("tls", TLS_HELP, DEFAULT_TLS),
     ("smtp_auth", SMTP_AUTH_HELP, DEFAULT_SMTP_AUTH),
+    ("store", STORE_HELP + "; Redis needs the redis extra", DEFAULT_STORE),
     (
         "url",
         f"use the server already running at this API URL (ending in /api) instead of "
@@ -79,6 +87,7 @@ class Settings:
         "port",
         "smtp_auth",
         "smtp_port",
+        "store",
         "tls",
         "ui",
         "url",
@@ -96,6 +105,7 @@ class Settings:
         limits: dict[str, float | None] | None = None,
         tls: str = DEFAULT_TLS,
         smtp_auth: SMTPAuth | None = None,
+        store: str = DEFAULT_STORE,
         ui: bool = False,
         keep: bool = False,
         artifacts: str | None = None,
@@ -109,6 +119,7 @@ class Settings:
         self.limits = {} if limits is None else limits
         self.tls = tls
         self.smtp_auth = SMTPAuth() if smtp_auth is None else smtp_auth
+        self.store = store
         self.ui = ui
         self.keep = keep
         self.artifacts = artifacts
@@ -123,6 +134,7 @@ class Settings:
             domains=[self.domain],
             tls=self.tls,
             smtp_auth=self.smtp_auth,
+            store=self.store,
         ).replace(**self.limits)
 
 
@@ -174,6 +186,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         limits=_limits(config),
         tls=_tls(config, starts_a_server=url is None),
         smtp_auth=_smtp_auth(config),
+        store=_store(config),
         ui=bool(config.getoption("tempinbox_ui") or config.getini("tempinbox_ui")),
         keep=bool(config.getoption("tempinbox_keep") or config.getini("tempinbox_keep")),
         artifacts=_artifacts(config, given.get("tempinbox_artifacts")),
@@ -231,6 +244,13 @@ def _tls(config: pytest.Config, starts_a_server: bool) -> str:
     if mode != "off" and starts_a_server and not tls_supported():
         raise pytest.UsageError(f"--tempinbox-tls {mode}: {TLS_EXTRA_MISSING}")
     return mode
+
+
+def _store(config: pytest.Config) -> str:
+    try:
+        return parse_store(_setting(config, "store") or DEFAULT_STORE)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--tempinbox-store: {exc}") from None
 
 
 def _smtp_auth(config: pytest.Config) -> SMTPAuth:

@@ -4,7 +4,9 @@ The only module that imports Starlette. Every answer is JSON; every error is an
 RFC 9457 problem document (``application/problem+json``) with a stable ``code``,
 including unknown routes (404) and wrong methods (405). A client's request
 never causes a 500. The same app serves the inbox viewer (:mod:`pytest_tempinbox.server.viewer`)
-at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document.
+at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document;
+and the server's metrics at ``/metrics`` (:mod:`pytest_tempinbox.server.metrics`),
+for Prometheus, outside ``/api`` where scrapers look for them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -35,10 +37,12 @@ from ..errors import (
     URI_TOO_LONG,
     InvalidRequest,
     PayloadTooLarge,
+    StoreUnavailable,
     TempInboxError,
 )
 from ..limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
 from . import endpoints, viewer
+from .counters import ServerCounters
 from .endpoints import (
     COMMON_HEADERS,
     MAX_HEADER_BYTES,
@@ -48,6 +52,7 @@ from .endpoints import (
     problem_reply,
 )
 from .events import EVENT_STREAM_TYPE, EventStream, StreamSlots, stream_cursor
+from .metrics import MetricsEndpoint
 from .routes import API_PREFIX, ROUTES, Endpoint
 from .storage import InboxStore
 
@@ -75,12 +80,14 @@ class ApiSettings:
     ``smtp_port`` is the SMTP listener's bound port, and ``ca_pem`` the CA
     certificate that ``GET /api/ca.pem`` serves (None when TLS is off);
     everything else comes from ``config``. ``GET /api/info`` reports the AUTH
-    mode's name (``password``), never the password.
+    mode's name (``password``), never the password. ``counters`` are the
+    server's: ``GET /metrics`` reads them, and ``GET /api/ready`` whether SMTP listens.
     """
 
     config: ServerConfig
     smtp_port: int
     ca_pem: bytes | None = None
+    counters: ServerCounters = field(default_factory=ServerCounters)
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:
@@ -122,6 +129,8 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
     slots = StreamSlots()
     config = settings.config
+    counters = settings.counters
+    counters.event_streams = lambda: slots.total
 
     async def events(request: Request) -> Response:
         after = request.query_params.get("after")
@@ -130,13 +139,15 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
         heartbeat = config.event_heartbeat
         return EventStreamResponse(EventStream(store, slots, email, cursor, heartbeat))
 
+    public = config.public_smtp or (config.host, settings.smtp_port)
+
     async def info(request: Request) -> Response:
         return _json(
             {
                 "version": __version__,
                 "smtp": {
-                    "host": config.host,
-                    "port": settings.smtp_port,
+                    "host": public[0],
+                    "port": public[1],
                     "tls": config.tls,
                     "auth": config.smtp_auth.mode,
                 },
@@ -160,8 +171,20 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
             return problem(404, TLS_OFF, "TLS is off on this server: there is no CA certificate")
         return respond(Reply(200, settings.ca_pem, PEM_TYPE))
 
+    async def ready(request: Request) -> Response:
+        if not counters.smtp_listening():
+            detail = "the SMTP listener does not accept connections: the server is stopping"
+            return problem(503, StoreUnavailable.code, detail)
+        store.stats()  # a store that does not answer raises StoreUnavailable: 503
+        return respond(Reply(200, b'{"status":"ready"}'))
+
+    async def error_answer(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, StoreUnavailable):
+            counters.store_errors += 1
+        return await _error_answer(request, exc)
+
     # The routes that need the server's settings or streams; the table has the others.
-    own = {"events": events, "info": info, "ca_certificate": ca_certificate}
+    own = {"events": events, "info": info, "ca_certificate": ca_certificate, "ready": ready}
     routes = [
         Route(
             API_PREFIX + route.template,
@@ -170,11 +193,18 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
         )
         for route in ROUTES
     ]
+    routes = [_counting_long_polls(route, counters) for route in routes]
     routes += _viewer_routes(store)
+    metrics = MetricsEndpoint(counters, store)
+
+    async def metrics_answer(request: Request) -> Response:
+        return respond(metrics.reply())
+
+    routes.append(Route("/metrics", metrics_answer, methods=["GET"]))
     app = Starlette(
         routes=routes,
         exception_handlers={
-            TempInboxError: _error_answer,
+            TempInboxError: error_answer,
             HTTPException: _http_error_answer,
             Exception: _unexpected_error_answer,
         },
@@ -199,6 +229,24 @@ def _handler(
         return respond(await endpoint(store, args, query, body, base_url))
 
     return handle
+
+
+def _counting_long_polls(route: Route, counters: ServerCounters) -> Route:
+    """The route, counting in ``counters`` the reads of messages that wait while they wait."""
+    if route.path != API_PREFIX + "/messages/{email}":
+        return route
+    handle: Callable[[Request], Awaitable[Response]] = route.endpoint
+
+    async def read(request: Request) -> Response:
+        if "wait" not in request.query_params:
+            return await handle(request)
+        counters.long_polls += 1
+        try:
+            return await handle(request)
+        finally:
+            counters.long_polls -= 1
+
+    return Route(route.path, read, methods=["GET"])
 
 
 def _viewer_routes(store: InboxStore) -> list[Route]:

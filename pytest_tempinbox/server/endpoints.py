@@ -49,6 +49,7 @@ __all__ = [
     "error_reply",
     "faults",
     "generate",
+    "health",
     "message",
     "message_filter",
     "messages",
@@ -305,6 +306,11 @@ def clear_faults(store: InboxStore, email: str) -> Reply:
     address = store.get(email).address
     cleared = store.clear_faults(address)
     return Reply(200, encode_json({"email": address, "cleared": cleared}))
+
+
+def health() -> Reply:
+    """``GET /api/health``: the process answers; the store is not asked."""
+    return Reply(200, b'{"status":"ok"}')
 
 
 def refused(

@@ -20,8 +20,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .._net import reachable_host
-from ..config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
-from ..errors import ServerStartError
+from ..config import DEFAULT_DOMAIN, DEFAULT_HOST, DEFAULT_STORE, ServerConfig
+from ..errors import ServerStartError, StoreUnavailable
 from ..limits import (
     DEFAULT_DATA_LINE_LIMIT,
     DEFAULT_HEARTBEAT,
@@ -33,11 +33,13 @@ from ..limits import (
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
+from .counters import ServerCounters
 from .http_listener import LazyHTTP
 from .in_process import ASGIApp, LocalTransport
 from .smtp import SMTPService
 from .sockets import listen
-from .store import Store
+from .storage import InboxStore
+from .stores import open_store
 
 if TYPE_CHECKING:
     from .tls import CertificateAuthority
@@ -111,6 +113,7 @@ class InboxServer:
         tls: str = DEFAULT_TLS,
         smtp_auth: str = DEFAULT_SMTP_AUTH,
         event_heartbeat: float = DEFAULT_HEARTBEAT,
+        store: str = DEFAULT_STORE,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -131,6 +134,7 @@ class InboxServer:
                 tls=tls,
                 smtp_auth=smtp_auth,
                 event_heartbeat=event_heartbeat,
+                store=store,
             )
         )
 
@@ -142,12 +146,7 @@ class InboxServer:
         return server
 
     def _configure(self, config: ServerConfig) -> None:
-        self.store = Store(
-            config.domains,
-            max_messages_per_inbox=config.max_messages_per_inbox,
-            max_stored_bytes=config.max_stored_bytes,
-            inbox_ttl=config.inbox_ttl,
-        )
+        self.store: InboxStore = open_store(config)
         self.hostname: str = config.hostname or self.store.domains[0]
         self.config = config if config.hostname else config.replace(hostname=self.hostname)
         self.host = config.host
@@ -162,6 +161,7 @@ class InboxServer:
         self._error: BaseException | None = None
         self._app: ASGIApp | None = None
         self._app_lock = threading.Lock()
+        self.counters = ServerCounters()  # what GET /metrics reports
 
     @property
     def smtp_host(self) -> str:
@@ -251,7 +251,7 @@ class InboxServer:
                 from .app import ApiSettings, create_app
 
                 ca_pem = None if self._authority is None else self._authority.ca_pem
-                settings = ApiSettings(self.config, self.smtp_port, ca_pem)
+                settings = ApiSettings(self.config, self.smtp_port, ca_pem, self.counters)
                 self._app = create_app(self.store, settings)
             return self._app
 
@@ -259,10 +259,15 @@ class InboxServer:
         """Bind both ports and start serving; return once both accept connections.
 
         Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
-        taken or the host cannot be bound, or TLS is on and trustme is missing.
+        taken or the host cannot be bound, TLS is on and trustme is missing, or
+        the store does not answer (Redis unreachable).
         """
         if self._thread is not None:
             raise RuntimeError("this server was already started")
+        try:
+            self.store.stats()  # the store answers: a Redis store reaches Redis
+        except StoreUnavailable as exc:
+            raise ServerStartError(f"the store does not answer: {exc}") from None
         if self.tls != "off":
             from .tls import CertificateAuthority, certificate_names
 
@@ -347,8 +352,12 @@ class InboxServer:
 
     async def _serve(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
         self._stopping = asyncio.Event()
+        try:
+            await self.store.start()
+        except StoreUnavailable as exc:  # it recovers by itself; start() checked it answers
+            log.warning("the store is not ready: %s", exc)
         tls_context = None if self._authority is None else self._authority.server_context()
-        smtp = SMTPService(self.store, self.config, tls_context)
+        smtp = SMTPService(self.store, self.config, tls_context, self.counters)
         await smtp.start(smtp_socket)
         http = LazyHTTP(self.app, api_socket, self._stopping)
         http.arm()
@@ -357,7 +366,11 @@ class InboxServer:
         # Expired inboxes are also dropped when touched; this frees the memory of
         # those nobody touches, and ends their pending waits on time.
         while not self._stopping.is_set():
-            self.store.expire()
+            try:
+                self.store.expire()
+            except StoreUnavailable as exc:  # the store is back later; serving goes on
+                self.counters.store_errors += 1
+                log.warning("the store does not answer: %s", exc)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), _EXPIRY_INTERVAL)
 

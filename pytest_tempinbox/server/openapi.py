@@ -710,11 +710,62 @@ _PATHS: dict[str, Any] = {
             "responses": {"200": _json("The OpenAPI document.", {"type": "object"})},
         }
     },
+    "/api/health": {
+        "get": {
+            "summary": "Whether the server's process answers (liveness).",
+            "description": "The store is not asked: a store that is down does not make the "
+            "process unhealthy.",
+            "responses": {
+                "200": _json(
+                    "The process answers.",
+                    {
+                        "type": "object",
+                        "required": ["status"],
+                        "properties": {"status": {"const": "ok"}},
+                    },
+                )
+            },
+        }
+    },
+    "/api/ready": {
+        "get": {
+            "summary": "Whether the server takes mail and answers the API (readiness).",
+            "description": "Ready when both listeners accept connections and the store answers.",
+            "responses": {
+                "200": _json(
+                    "Ready.",
+                    {
+                        "type": "object",
+                        "required": ["status"],
+                        "properties": {"status": {"const": "ready"}},
+                    },
+                ),
+                "503": _problem(
+                    "The store does not answer, or a listener does not accept connections "
+                    "(`store_unavailable`)."
+                ),
+            },
+        }
+    },
+    "/metrics": {
+        "get": {
+            "summary": "The server's metrics, in Prometheus's text format.",
+            "description": "Outside `/api`, where Prometheus looks. Needs the `metrics` extra "
+            "(prometheus_client): `pip install 'pytest-tempinbox[metrics]'`.",
+            "responses": {
+                "200": {
+                    "description": "The metrics (text format 0.0.4).",
+                    "content": {"text/plain": {"schema": {"type": "string"}}},
+                },
+                "404": _problem("prometheus_client is not installed (`not_found`)."),
+            },
+        }
+    },
 }
 
 
 def openapi_document(version: str) -> dict[str, Any]:
-    """Return the OpenAPI document of the ``/api`` routes for server ``version``."""
+    """Return the OpenAPI document of the ``/api`` routes and ``/metrics``, of ``version``."""
     return {
         "openapi": "3.1.0",
         "info": {

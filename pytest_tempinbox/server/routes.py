@@ -211,6 +211,12 @@ def _refused_now(
     return endpoints.refused(store, since, similar_to, query.get("limit"))
 
 
+async def _health(
+    store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
+) -> Reply:
+    return endpoints.health()
+
+
 async def _openapi(
     store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
 ) -> Reply:
@@ -237,6 +243,9 @@ ROUTES: tuple[Route, ...] = (
     Route("refused", "/refused", {"GET": _refused}, _refused_now),
     Route("openapi", "/openapi.json", {"GET": _openapi}),
     Route("ca_certificate", "/ca.pem", {"GET": None}),
+    # The process answers, the store untouched; readiness needs the listeners and the store.
+    Route("health", "/health", {"GET": _health}),
+    Route("ready", "/ready", {"GET": None}),
 )
 """Every route of the API, in the order the app tries them."""
 

@@ -28,6 +28,7 @@ from ..parsing.email_internals import get_addr_spec, get_angle_addr
 from ..parsing.headers import DOT_ATOM
 from ..smtp_security import SMTPAuth
 from ._aiosmtpd import SMTPProtocol
+from .counters import AUTH_REQUIRED, ServerCounters
 from .smtp_handler import InboxHandler, Transaction
 from .storage import InboxStore
 
@@ -93,6 +94,7 @@ class _TrackedSMTP(SMTPProtocol):
     ) -> None:
         super().__init__(handler, **options)
         self._sessions = sessions
+        self._refusal_counts = handler.counters.refused
         self._max_connections = max_connections
         self._auth_offered = auth_offered
         # Not aiosmtpd's auth_required: that warns, on every connection, when AUTH
@@ -166,6 +168,8 @@ class _TrackedSMTP(SMTPProtocol):
         """Refuse MAIL, RCPT and DATA (and HELP, VRFY) before a required AUTH succeeds."""
         assert self.session is not None
         if self._password_required and not self.session.authenticated:
+            if caller_method == "RCPT":
+                self._refusal_counts[AUTH_REQUIRED] += 1
             await self.push("530 5.7.0 Authentication required")
             return True
         return False
@@ -194,6 +198,9 @@ class SMTPService:
     ``off`` needs ``tls_context``, a server-side context with the certificate. With
     ``required``, STARTTLS must come before anything but EHLO, NOOP and QUIT, and
     AUTH is offered only after it. ``auth`` says which credentials AUTH accepts.
+
+    What it serves is counted in ``counters`` (its own when none is given),
+    which also learns how to count the open sessions.
     """
 
     def __init__(
@@ -201,13 +208,18 @@ class SMTPService:
         store: InboxStore,
         config: ServerConfig,
         tls_context: ssl.SSLContext | None = None,
+        counters: ServerCounters | None = None,
     ) -> None:
         tls = config.tls
         if (tls != "off") != (tls_context is not None):
             raise ValueError(f"TLS mode {tls!r} and the context given do not go together")
         self.auth = config.smtp_auth
+        self.counters = ServerCounters() if counters is None else counters
         self.handler = InboxHandler(
-            store, max_recipients=config.max_recipients, advertise_auth=self.auth.mode != "none"
+            store,
+            max_recipients=config.max_recipients,
+            advertise_auth=self.auth.mode != "none",
+            counters=self.counters,
         )
         self.hostname = config.hostname or store.domains[0]
         self.message_size_limit = config.message_size_limit
@@ -217,7 +229,13 @@ class SMTPService:
         self.tls = tls
         self.tls_context = tls_context
         self._sessions: set[_TrackedSMTP] = set()
+        self.counters.smtp_sessions = self._sessions.__len__
+        self.counters.smtp_listening = self.serving
         self._server: asyncio.Server | None = None
+
+    def serving(self) -> bool:
+        """Tell whether the listener accepts connections."""
+        return self._server is not None and self._server.is_serving()
 
     def _protocol_options(self) -> dict[str, Any]:
         """The protocol's keywords for the TLS and AUTH modes."""

@@ -13,9 +13,18 @@ import logging
 
 from aiosmtpd.smtp import SMTP, Envelope, Session, TLSSetupException
 
+from ..errors import StoreUnavailable
 from ..limits import DEFAULT_MAX_RECIPIENTS
 from ..models import Fault, Stage
 from ._aiosmtpd import SMTPProtocol, dispatch_names, keep_signature
+from .counters import (
+    INJECTED_FAULT,
+    INVALID_ADDRESS,
+    STORE_UNAVAILABLE,
+    TOO_MANY_RECIPIENTS,
+    UNKNOWN_RECIPIENT,
+    ServerCounters,
+)
 from .faults import data_answer, reply_line
 from .storage import InboxStore
 
@@ -32,7 +41,10 @@ class InboxHandler:
     """aiosmtpd handler hooks: MAIL and RCPT check addresses, DATA delivers into the store.
 
     Without ``advertise_auth``, EHLO's answer leaves AUTH out. ``dir()`` of a
-    handler lists only its hooks: aiosmtpd reads it on every connection.
+    handler lists only its hooks: aiosmtpd reads it on every connection. What
+    it accepts and refuses is counted in ``counters`` (its own when none is given).
+    When the store does not answer, RCPT and DATA answer ``451 4.3.0``: the
+    client tries again later, and nothing answered 250 is lost.
     """
 
     def __dir__(self) -> list[str]:
@@ -44,10 +56,12 @@ class InboxHandler:
         *,
         max_recipients: int = DEFAULT_MAX_RECIPIENTS,
         advertise_auth: bool = True,
+        counters: ServerCounters | None = None,
     ) -> None:
         self.store = store
         self.max_recipients = max_recipients
         self.advertise_auth = advertise_auth
+        self.counters = ServerCounters() if counters is None else counters
 
     @keep_signature
     async def handle_EHLO(
@@ -94,20 +108,28 @@ class InboxHandler:
         rcpt_options: list[str],
     ) -> str:
         """Accept a live generated address (any case); refuse everything else with 550."""
+        refused = self.counters.refused
         refusal = _path_refusal(address, envelope)
         if refusal:
+            refused[INVALID_ADDRESS] += 1
             return refusal
         if len(envelope.rcpt_tos) >= self.max_recipients:
+            refused[TOO_MANY_RECIPIENTS] += 1
             return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
-        if not self.store.accepts(address):
-            return self._refuse(session, address)
-        fault = self._take_fault(envelope, address, "rcpt")
-        if fault is not None:
-            reply = await _strike(server, fault)
-            if reply is not None:
-                return reply
-            if not self.store.accepts(address):  # deleted during the delay
+        try:
+            if not self.store.accepts(address):
                 return self._refuse(session, address)
+            fault = self._take_fault(envelope, address, "rcpt")
+            if fault is not None:
+                reply = await _strike(server, fault)
+                if reply is not None:
+                    refused[INJECTED_FAULT] += 1
+                    return reply
+                if not self.store.accepts(address):  # deleted during the delay
+                    return self._refuse(session, address)
+        except StoreUnavailable as exc:
+            refused[STORE_UNAVAILABLE] += 1
+            return self._store_down(exc)
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 2.1.5 OK"
@@ -124,20 +146,32 @@ class InboxHandler:
         raw = envelope.original_content or b""
         # aiosmtpd keeps the null reverse-path as "<>"; the API calls it "".
         mail_from = "" if envelope.mail_from == "<>" else str(envelope.mail_from)
-        faults = [
-            fault
-            for address in (dict.fromkeys(envelope.rcpt_tos) if self.store.faults_added else ())
-            if (fault := self._take_fault(envelope, address, "data")) is not None
-        ]
-        if faults:
-            reply = await _strike(server, data_answer(faults))
-            if reply is not None:
-                return reply
-        stored = self.store.deliver(mail_from, envelope.rcpt_tos, raw)
+        try:
+            faults = [
+                fault
+                for address in (dict.fromkeys(envelope.rcpt_tos) if self.store.faults_added else ())
+                if (fault := self._take_fault(envelope, address, "data")) is not None
+            ]
+            if faults:
+                reply = await _strike(server, data_answer(faults))
+                if reply is not None:
+                    return reply
+            stored = self.store.deliver(mail_from, envelope.rcpt_tos, raw)
+        except StoreUnavailable as exc:
+            return self._store_down(exc)
         if not stored:
             # Every recipient was deleted between RCPT and the end of DATA.
             return "554 5.1.1 No live recipients left: the inboxes were deleted"
+        self.counters.messages_accepted += 1
         return f"250 2.0.0 OK: queued as {stored[0].id}"
+
+    def _store_down(self, error: StoreUnavailable) -> str:
+        """Count a store that does not answer, and the ``451`` that asks the client to retry."""
+        self.counters.store_errors += 1
+        log.warning("the store does not answer: %s", error)
+        # One line of the reason, without what could break the reply line.
+        reason = " ".join(str(error).split())[:200] or "the store does not answer"
+        return f"451 4.3.0 {reason}, try again later"
 
     def _refuse(self, session: Session, address: str) -> str:
         """Refuse ``address`` with 550, and remember it for the failures of waits."""
@@ -145,6 +179,7 @@ class InboxHandler:
         client_ip = peer[0] if isinstance(peer, tuple) and peer else None
         helo = session.host_name if isinstance(session.host_name, str) else None
         self.store.refusals.record(address, _NOT_LIVE, client_ip, helo)
+        self.counters.refused[UNKNOWN_RECIPIENT] += 1
         # The address is not echoed: it may hold bytes that cannot be encoded.
         return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
 

@@ -81,7 +81,9 @@ class InboxStore(Protocol):
     unless it says otherwise. "Live" means created and neither deleted nor
     expired: an expired inbox is gone exactly as if deleted, whether or not
     :meth:`expire` has run since. Every member may be called from any thread
-    (see the module's docstring); each one is atomic.
+    (see the module's docstring); each one is atomic. A member that reaches a
+    store that does not answer (Redis down) raises
+    :class:`~pytest_tempinbox.errors.StoreUnavailable`.
     """
 
     @property
@@ -154,10 +156,12 @@ class InboxStore(Protocol):
         ...
 
     def accepts(self, address: str) -> bool:
-        """Tell whether mail to ``address`` (any case) has a live inbox; never raises.
+        """Tell whether mail to ``address`` (any case) has a live inbox.
 
         Called for each ``RCPT TO``: it must be cheap and must not check the
-        address's form.
+        address's form. It raises nothing but
+        :class:`~pytest_tempinbox.errors.StoreUnavailable` (the SMTP side
+        answers ``451 4.3.0``).
         """
         ...
 
@@ -281,7 +285,17 @@ class InboxStore(Protocol):
         """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
 
         None when the address has no live inbox, no pending fault, or a first
-        fault for the other stage (see :meth:`~.faults.FaultQueue.take`); never raises.
+        fault for the other stage (see :meth:`~.faults.FaultQueue.take`). It
+        raises nothing but :class:`~pytest_tempinbox.errors.StoreUnavailable`.
+        """
+        ...
+
+    async def start(self) -> None:
+        """Get ready to serve on the running loop (a Redis store subscribes to its notices).
+
+        The server awaits it once, before it accepts connections. It raises
+        nothing but :class:`~pytest_tempinbox.errors.StoreUnavailable`, which the
+        server logs and goes on: the store recovers by itself.
         """
         ...
 

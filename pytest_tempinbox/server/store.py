@@ -408,6 +408,9 @@ class Store:
             inbox = self._live(fold_address(address))
             return None if inbox is None else inbox.faults.take(stage)
 
+    async def start(self) -> None:
+        """Nothing to get ready: the memory store serves as it is."""
+
     def close(self) -> None:
         """End every pending wait (they answer with what they have) and refuse new waits."""
         with self._lock:

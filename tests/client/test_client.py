@@ -27,7 +27,7 @@ from pytest_tempinbox.errors import (
 from pytest_tempinbox.models import Address, Message
 from pytest_tempinbox.server.inbox_server import InboxServer
 
-from ..helpers import CLIENT_NAME, make_message, send
+from ..helpers import CLIENT_NAME, make_message, record, send
 
 
 def send_later(server: InboxServer, delay: float, to: str, subject: str) -> threading.Timer:
@@ -280,6 +280,6 @@ def test_cancelling_an_async_wait_ends_it_at_once(
     # Nothing is left waiting on the server: the local transport cancels the
     # request itself; over HTTP, the last long-poll is at most a second long.
     deadline = time.monotonic() + 3
-    while server.store.get(inbox.address).waiters and time.monotonic() < deadline:
+    while record(server, inbox.address).waiters and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert server.store.get(inbox.address).waiters == set()
+    assert record(server, inbox.address).waiters == set()

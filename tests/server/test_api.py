@@ -70,15 +70,17 @@ def test_openapi_document_lists_every_route(
     assert document["openapi"].startswith("3.")
     app = create_app(server.store, ApiSettings(ServerConfig(), 25))
     # The inbox viewer's routes, outside /api, are a web page, not API.
+    # /metrics, outside /api where Prometheus looks for it, is documented too.
     served = {
         (route.path.replace("{index:int}", "{index}"), method.lower())
         for route in app.routes
-        if isinstance(route, Route) and route.path.startswith("/api/")
+        if isinstance(route, Route) and route.path.startswith(("/api/", "/metrics"))
         for method in route.methods or ()
         if method != "HEAD"
     }
     documented = {(path, method) for path, item in document["paths"].items() for method in item}
     assert served == documented
+    assert ("/metrics", "get") in documented
 
 
 def test_requests_for_another_host_name_are_refused(api: str, http: requests.Session) -> None:

@@ -19,7 +19,7 @@ from pytest_tempinbox.server.events import EventStream, StreamSlots, stream_curs
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.store import Store
 
-from ..helpers import CLIENT_NAME, make_message, send
+from ..helpers import CLIENT_NAME, make_message, record, send
 
 TIMEOUT = 10.0
 PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
@@ -366,7 +366,7 @@ def test_a_client_that_leaves_gives_its_stream_back(
     assert streams_open(http, api) == before + 1
     events.close()
     assert wait_until(lambda: streams_open(http, api) == before)
-    assert wait_until(lambda: not server.store.get(address).waiters)
+    assert wait_until(lambda: not record(server, address).waiters)
 
 
 def test_head_answers_the_head_alone(http: requests.Session, api: str, address: str) -> None:

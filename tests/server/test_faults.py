@@ -18,6 +18,7 @@ from pytest_tempinbox.server.faults import FaultQueue, data_answer
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.store import Store
 
+from ..helpers import record
 from .faults_support import TIMEOUT, add, assert_problem, generate, pending, send, stored
 
 # --- the API: adding, listing, clearing ----------------------------------------------
@@ -186,7 +187,7 @@ def test_an_inbox_holds_at_most_100_pending_faults(
 def test_deleting_the_inbox_drops_its_faults(
     server: InboxServer, api: str, http: requests.Session, address: str
 ) -> None:
-    inbox = server.store.get(address)
+    inbox = record(server, address)
     add(http, api, address, {"stage": "rcpt", "code": 451, "times": 5})
     assert http.delete(f"{api}/delete/{address}").status_code == 200
     assert_problem(http.get(f"{api}/faults/{address}"), 404, "inbox_not_found")
@@ -197,7 +198,7 @@ def test_an_expired_inbox_drops_its_faults(
     server: InboxServer, api: str, http: requests.Session
 ) -> None:
     address = http.post(api + "/generate", json={"ttl": 0.3}).json()["email"]
-    inbox = server.store.get(address)
+    inbox = record(server, address)
     add(http, api, address, {"stage": "data", "disconnect": True})
     time.sleep(0.35)
     assert_problem(http.get(f"{api}/faults/{address}"), 404, "inbox_not_found")

@@ -21,7 +21,7 @@ import requests
 
 from pytest_tempinbox.server.inbox_server import InboxServer
 
-from ..helpers import CLIENT_NAME, RawSMTP
+from ..helpers import CLIENT_NAME, RawSMTP, record
 
 SESSIONS = 20
 MESSAGES_PER_SESSION = 1000
@@ -252,7 +252,7 @@ def test_stop_closes_sessions_that_clients_hold_open() -> None:
         assert _refused(server.smtp_host, server.smtp_port)
         assert _refused(server.smtp_host, server.api_port)
         # The transaction cut short stored nothing.
-        assert server.store.get(email).messages == []
+        assert record(server, email).messages == []
 
 
 def _roundtrip(server: InboxServer, http: requests.Session) -> str:

@@ -2,7 +2,9 @@
 
 Each test takes a store from :func:`make_store`, parametrized by backend, and
 uses only the members of :class:`pytest_tempinbox.server.storage.InboxStore`:
-a new backend adds one entry to ``BACKENDS`` and runs them all. What only the
+a new backend adds one entry to ``BACKENDS`` and runs them all. The Redis
+backend runs on a real ``redis-server`` (``tests/redis_support.py``), skipped
+where it is not installed. What only the
 in-memory store does is tested in ``test_store.py``.
 """
 
@@ -12,7 +14,7 @@ import asyncio
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
@@ -32,6 +34,7 @@ from pytest_tempinbox.limits import (
     MAX_FAULTS_PER_INBOX,
 )
 from pytest_tempinbox.models import Fault
+from pytest_tempinbox.server.addresses import DEFAULT_DOMAIN
 from pytest_tempinbox.server.storage import InboxStore, StoredMessage
 from pytest_tempinbox.server.store import Store
 
@@ -49,14 +52,54 @@ class MakeStore(Protocol):
     ) -> InboxStore: ...
 
 
-BACKENDS: dict[str, MakeStore] = {"memory": Store}
+def memory_stores(request: pytest.FixtureRequest) -> MakeStore:
+    """The in-memory store: each one is empty."""
+    return Store
+
+
+def redis_stores(request: pytest.FixtureRequest) -> MakeStore:
+    """Redis stores on the session's Redis, emptied for the test; closed after it."""
+    url = request.getfixturevalue("redis_url")
+    from pytest_tempinbox.server.redis_store import RedisStore
+
+    made: list[RedisStore] = []
+
+    def make(
+        domains: Iterable[str] = (DEFAULT_DOMAIN,),
+        *,
+        max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
+        max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
+        inbox_ttl: float | None = None,
+    ) -> InboxStore:
+        store = RedisStore(
+            url,
+            domains,
+            max_messages_per_inbox=max_messages_per_inbox,
+            max_stored_bytes=max_stored_bytes,
+            inbox_ttl=inbox_ttl,
+        )
+        made.append(store)
+        return store
+
+    def close_them() -> None:
+        for store in made:
+            store.close()
+
+    request.addfinalizer(close_them)
+    return make
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest], MakeStore]] = {
+    "memory": memory_stores,
+    "redis": redis_stores,
+}
+"""Each backend: given the test's request, what makes its empty stores."""
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def make_store(request: pytest.FixtureRequest) -> MakeStore:
     """Makes empty stores of one backend (each test's stores are its own)."""
-    backend: MakeStore = BACKENDS[request.param]
-    return backend
+    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

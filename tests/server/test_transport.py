@@ -16,7 +16,7 @@ from pytest_tempinbox.errors import ServerUnavailable
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.transport import Answer, Transport
 
-from ..helpers import CLIENT_NAME, make_message, send
+from ..helpers import CLIENT_NAME, make_message, record, send
 
 CASES = [
     ("GET", "/info", None, None),
@@ -86,7 +86,7 @@ def test_local_answers_equal_http_answers(
     message = make_message(address)
     message.add_attachment(b"data", maintype="application", subtype="octet-stream")
     send(server, message)
-    (stored,) = server.store.get(address).messages
+    (stored,) = record(server, address).messages
     path = path.format(address=address, ADDRESS=address.upper(), id=stored.id)
     params = {key: value.format(id=stored.id) for key, value in (params or {}).items()}
     answers: dict[str, Answer] = {
@@ -112,7 +112,7 @@ def test_a_long_poll_answers_alike_when_mail_arrives(
     timer.join()
     assert answer.status == 200
     assert [message["subject"] for message in answer.json()] == ["late"]
-    assert answer.content == b"[" + server.store.get(address).messages[0].json + b"]"
+    assert answer.content == b"[" + record(server, address).messages[0].json + b"]"
 
 
 def test_delete_answers_alike_but_for_the_address(

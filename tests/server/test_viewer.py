@@ -165,9 +165,12 @@ def test_no_route_lists_the_inboxes(server: InboxServer, http: requests.Session)
     assert unkeyed == [
         "/",
         "/api/ca.pem",
+        "/api/health",
         "/api/info",
         "/api/openapi.json",
+        "/api/ready",
         "/api/refused",
+        "/metrics",
         "/viewer/{name}",
     ]
     for path in unkeyed:
@@ -180,4 +183,5 @@ def test_the_viewer_is_not_in_the_openapi_document(
     server: InboxServer, http: requests.Session
 ) -> None:
     paths = http.get(server.api_url + "/openapi.json", timeout=TIMEOUT).json()["paths"]
-    assert all(path.startswith("/api/") for path in paths)
+    # The API, and /metrics beside it; the viewer's page and files are not API.
+    assert all(path.startswith("/api/") or path == "/metrics" for path in paths)

@@ -1,0 +1,537 @@
+"""The Redis store: inboxes kept in Redis, so that several server processes serve the same ones.
+
+:class:`RedisStore` is an :class:`~.storage.InboxStore` on one Redis, 7.0 or
+later (its scripts use ``PEXPIRETIME``). Every server process pointed at it
+serves the same inboxes: generate on one, deliver on another, read, wait,
+delete or inject faults on a third. Each change is one Lua script
+(:mod:`.redis_scripts`): atomic across processes and one round trip; a message
+is in Redis before :meth:`RedisStore.deliver` returns (so before the SMTP
+``250``). Waits are woken through pub/sub (:mod:`.redis_notices`), never by
+polling. redis-py is imported by this module and the ones it splits off only:
+nothing else of the package needs it unless the Redis store is asked for. The
+module is long because this docstring is the reference of the keys the store
+keeps; the rest is one class whose members share its scripts and its waits.
+
+Keys (``A`` is an inbox's lowercased address; the braces are a Redis Cluster
+hash tag, so that all of an inbox's keys hash to one slot)::
+
+    tempinbox:{A}:inbox    hash: created (ISO time), ttl (seconds, "" for
+                           none), gen (a number new at each creation, so that a
+                           wait tells an inbox made again at A from its own);
+                           expires with the inbox (PEXPIRE its ttl)
+    tempinbox:{A}:msgs     hash: <id> -> raw bytes exactly as received,
+                           <id>:e -> envelope and received_at (JSON),
+                           <id>:j -> the parsed message's JSON once a server
+                           parsed it (so no other server parses it again);
+                           expires with the inbox (PEXPIREAT its expiry)
+    tempinbox:{A}:faults   list of pending faults, "stage times json", first
+                           to apply first; expires with the inbox
+    tempinbox:{A}:ids      sorted set of the inbox's message ids (all scored 0:
+                           ordered as strings, so by arrival); no expiry
+    tempinbox:{A}:bytes    string: the raw bytes the inbox keeps; no expiry
+
+    tempinbox:{store}:inboxes   sorted set: live addresses, scored by their
+                                deadline (Redis time, ms; +inf for none)
+    tempinbox:{store}:arrivals  sorted set: "<id> <A>" of every kept message,
+                                scored by arrival, to evict the oldest overall
+    tempinbox:{store}:stats     hash: messages, bytes, evictions
+    tempinbox:{store}:seq, :ms  the last message number, and the last Redis
+                                time (ms) an id was made at
+    tempinbox:{store}:gen, :generated   counters of creations and of generated addresses
+    tempinbox:{store}:faults-added      set once any fault is added
+    tempinbox:{store}:refusals  list of recent refusals, newest first, at most
+                                1000; expires 600 s after the last one
+    tempinbox:{store}:events    the pub/sub channel ("d A", "x A", "f")
+
+``ids`` and ``bytes`` outlive an expired inbox until :meth:`RedisStore.expire`
+(which the server runs regularly; :meth:`RedisStore.stats` runs it too) purges
+what is left and corrects the store-wide counts: an expired inbox is gone for
+every read at its expiry instant, as Redis drops its ``inbox`` key. The
+scripts name the keys of the inboxes they touch themselves and touch the
+store-wide keys too, so the store needs one Redis (with replicas if wished),
+not a cluster spread over several primaries.
+
+Limits: ``max_messages_per_inbox`` trims ``ids`` (the oldest id goes, with its
+fields in ``msgs``); ``max_stored_bytes`` is checked against ``stats.bytes``
+after each delivery, popping ``arrivals`` from the oldest; ``inbox_ttl`` (or a
+``ttl`` of its own) is the ``inbox`` key's expiry. Message ids are the Redis
+time in ms (never less than the last one used) and a store-wide counter, 12 hex
+digits each: they sort as strings in arrival order across every process.
+
+Redis down: every member raises :class:`~pytest_tempinbox.errors.StoreUnavailable`,
+:meth:`RedisStore.accepts` and :meth:`RedisStore.take_fault` included (the SMTP
+side answers ``451 4.3.0`` then); redis-py connects again by itself, and the
+subscription is made again after a short backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from ..errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, TooManyFaults
+from ..limits import (
+    DEFAULT_MAX_MESSAGES_PER_INBOX,
+    DEFAULT_MAX_STORED_BYTES,
+    MAX_FAULTS_PER_INBOX,
+    MAX_TTL,
+)
+from ..models import Envelope, Fault, Stage
+from . import redis_scripts as scripts
+from .addresses import (
+    DEFAULT_DOMAIN,
+    check_prefix,
+    chosen_address,
+    fold_address,
+    generated_local_part,
+    normalize_address,
+    random_token,
+    served_domain,
+)
+from .redis_notices import Listener, Waiters
+from .redis_records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
+from .redis_refusals import REDIS_DOWN, RedisRefusals, unavailable
+from .storage import InboxStore, Select
+from .stored_message import StoredMessage
+
+__all__ = ["RedisStore"]
+
+_NOT_FOUND = "no inbox at {!r}: never generated, deleted or expired"
+
+
+class RedisStore:
+    """The inboxes of every server process on the Redis at ``url`` (``redis://`` or ``rediss://``).
+
+    ``domains``, the limits and ``inbox_ttl`` are as :class:`~.store.Store`'s;
+    every process on one Redis should be given the same ones. Nothing is
+    connected until the first call.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        domains: Iterable[str] = (DEFAULT_DOMAIN,),
+        *,
+        max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
+        max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
+        inbox_ttl: float | None = None,
+    ) -> None:
+        self.domains: tuple[str, ...] = tuple(dict.fromkeys(d.lower() for d in domains))
+        if not self.domains:
+            raise ValueError("a store needs at least one domain")
+        self.max_messages_per_inbox = max_messages_per_inbox
+        self.max_stored_bytes = max_stored_bytes
+        self.inbox_ttl = inbox_ttl
+        self.url = url
+        # One retry: a pooled connection broken by a Redis restart is made again at once.
+        self._redis = redis.Redis.from_url(
+            url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=2, socket_timeout=10
+        )
+        register = self._redis.register_script
+        self._create = register(scripts.CREATE)
+        self._deliver = register(scripts.DELIVER)
+        self._read = register(scripts.READ)
+        self._save = register(scripts.SAVE_JSON)
+        self._delete = register(scripts.DELETE)
+        self._sweep = register(scripts.SWEEP)
+        self._stats = register(scripts.STATS)
+        self._add_fault = register(scripts.ADD_FAULT)
+        self._pending_faults = register(scripts.PENDING_FAULTS)
+        self._clear_faults = register(scripts.CLEAR_FAULTS)
+        self._take_fault = register(scripts.TAKE_FAULT)
+        self._closed = False
+        self._faults_added = False
+        self._waiters = Waiters()
+        self._listener = Listener(url, self._waiters, self._fault_noticed)
+        self.refusals = RedisRefusals(self._redis)
+        """The recipients refused at ``RCPT TO`` lately, by any server on the Redis."""
+
+    async def start(self) -> None:
+        """Subscribe to the other processes' notices now, from the loop that serves the store.
+
+        Without it, the first wait subscribes; a server calls it at start so
+        that faults added elsewhere strike its SMTP side at once.
+        """
+        await self._listener.ensure()
+
+    @property
+    def closed(self) -> bool:
+        """Tell whether :meth:`close` was called: the server is stopping."""
+        return self._closed
+
+    @property
+    def faults_added(self) -> bool:
+        """Tell whether a fault was added by this process or, as noticed, by another."""
+        return self._faults_added
+
+    def _fault_noticed(self) -> None:
+        self._faults_added = True
+
+    # --- create and look up ---------------------------------------------------------
+
+    def generate(
+        self,
+        prefix: str | None = None,
+        domain: str | None = None,
+        ttl: float | None = None,
+        *,
+        address: str | None = None,
+    ) -> RedisInbox:
+        """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
+
+        As :meth:`.storage.InboxStore.generate`; a generated address carries a
+        number that Redis counts for every process, so none is handed out twice.
+        """
+        if ttl is not None and not 0 < ttl <= MAX_TTL:
+            raise InvalidRequest(f"ttl must be a number of seconds above 0, up to {MAX_TTL}")
+        if address is not None:
+            if prefix is not None or domain is not None:
+                raise InvalidRequest("address names the whole address: give no prefix or domain")
+            inbox = self._make(chosen_address(address, self.domains), ttl)
+            if inbox is None:
+                raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
+            return inbox
+        check_prefix(prefix)
+        domain = served_domain(domain, self.domains)
+        token = random_token()
+        while True:  # a chosen address could hold a generated one's place
+            number: int = unavailable(lambda: self._redis.incr(scripts.GENERATED))
+            made = self._make(f"{generated_local_part(prefix, token, number)}@{domain}", ttl)
+            if made is not None:
+                return made
+
+    def _make(self, address: str, ttl: float | None) -> RedisInbox | None:
+        ttl = ttl if ttl is not None else self.inbox_ttl
+        created = datetime.now(timezone.utc).isoformat().encode()
+        ttl_text = b"" if ttl is None else repr(float(ttl)).encode()
+        gen = unavailable(lambda: self._create(args=[address, created, ttl_text]))
+        return RedisInbox(address, created, ttl_text, gen) if gen else None
+
+    def get(self, address: str) -> RedisInbox:
+        """Return the live inbox at ``address`` (any case); raises as the protocol says."""
+        inbox, _, _ = self._snapshot(_live_form(address), "none", "", address)
+        return inbox
+
+    def accepts(self, address: str) -> bool:
+        """Tell whether mail to ``address`` (any case) has a live inbox.
+
+        Raises :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is
+        down: there is no telling then.
+        """
+        folded = fold_address(address)
+        if not folded.isascii():
+            return False  # every inbox's address is ASCII
+        key = scripts.inbox_key(folded, "inbox")
+        if self._faults_added or self._listener.listening:
+            return bool(unavailable(lambda: self._redis.exists(key)))
+        return self._accepts_unsubscribed(key)
+
+    def _accepts_unsubscribed(self, key: str) -> bool:
+        """:meth:`accepts` before notices reach this process, which it sets out to receive.
+
+        Asks Redis in the same round trip whether another process added a
+        fault, so that the SMTP side looks for faults from its first RCPT on.
+        """
+        # Off the loop (a test's own thread), RuntimeError: the server's loop begins it.
+        with contextlib.suppress(RuntimeError):
+            if not self._closed:
+                self._listener.begin(asyncio.get_running_loop())
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.exists(key)
+        pipe.exists(scripts.FAULTS_ADDED)
+        live, faults = unavailable(pipe.execute)
+        if faults:
+            self._faults_added = True
+        return bool(live)
+
+    # --- deliver and read -----------------------------------------------------------
+
+    def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
+        """Store one copy of ``raw`` in each live inbox among ``rcpt_to``: one round trip.
+
+        The copies are in Redis when it returns, and every process's waits on
+        those inboxes are woken.
+        """
+        envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
+        received_at = datetime.now(timezone.utc)
+        header = json.dumps([mail_from, list(rcpt_to), received_at.isoformat()])
+        folded = (fold_address(rcpt) for rcpt in rcpt_to)
+        addresses = list(dict.fromkeys(address for address in folded if address.isascii()))
+        if not addresses:
+            return []
+        stored: list[bytes] = unavailable(
+            lambda: self._deliver(
+                args=[
+                    raw,
+                    header,
+                    self.max_messages_per_inbox,
+                    self.max_stored_bytes,
+                    *addresses,
+                ]
+            )
+        )
+        messages: list[StoredMessage] = []
+        for n in range(0, len(stored), 2):
+            address = stored[n].decode()
+            id = stored[n + 1].decode()
+            messages.append(
+                RedisStoredMessage(self._save_json, id, address, envelope, raw, received_at)
+            )
+            self._waiters.wake(address)  # this process's own waits, before the notice comes
+        return messages
+
+    def messages(self, address: str, after: str | None = None) -> list[StoredMessage]:
+        """Return the messages of the inbox at ``address`` received after message ``after``."""
+        folded = _live_form(address)
+        if after is None:
+            return self._snapshot(folded, "all", "", address)[2]
+        return self._snapshot(folded, "after", after, address)[2]
+
+    def message(self, address: str, id: str) -> StoredMessage:
+        """Return message ``id`` of the inbox at ``address``; :class:`MessageNotFound` if absent."""
+        found = self._snapshot(_live_form(address), "one", id, address)[2]
+        if not found:
+            raise MessageNotFound(f"the inbox has no message with id {id[:80]!r}")
+        return found[0]
+
+    def cursor(self, address: str) -> str:
+        """The id of the inbox's newest message, ``""`` if none: :meth:`follow` from now on."""
+        reply = self._run_read(_live_form(address), "last", "", address)
+        newest: bytes = reply[5]
+        return newest.decode()
+
+    def _run_read(self, folded: str, mode: str, cursor: str, given: str) -> list[Any]:
+        reply: list[Any] = unavailable(lambda: self._read(args=[folded, mode, cursor]))
+        if reply[0] == 0:
+            raise InboxNotFound(_NOT_FOUND.format(given[:80]))
+        if reply[0] == 1:
+            raise InvalidRequest(f"after={cursor[:80]!r} is not the id of a message in this inbox")
+        return reply
+
+    def _snapshot(
+        self, folded: str, mode: str, cursor: str, given: str
+    ) -> tuple[RedisInbox, int, list[StoredMessage]]:
+        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks."""
+        reply = self._run_read(folded, mode, cursor, given)
+        inbox = RedisInbox(folded, reply[1], reply[2], reply[3])
+        messages: list[StoredMessage] = []
+        for n in range(5, len(reply), 4):
+            mail_from, rcpt_to, received_at = json.loads(reply[n + 2])
+            messages.append(
+                RedisStoredMessage(
+                    self._save_json,
+                    reply[n].decode(),
+                    folded,
+                    Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to)),
+                    reply[n + 1],
+                    datetime.fromisoformat(received_at),
+                    reply[n + 3],
+                )
+            )
+        return inbox, int(reply[4]), messages
+
+    def _save_json(self, address: str, id: str, parsed: bytes) -> None:
+        """Keep a message's JSON form in Redis while the message is there; best effort."""
+        with contextlib.suppress(*REDIS_DOWN):  # down: the next reader parses it again
+            self._save(args=[address, id, parsed])
+
+    # --- wait -----------------------------------------------------------------------
+
+    async def wait(
+        self,
+        address: str,
+        *,
+        after: str | None = None,
+        timeout: float = 0.0,
+        select: Select | None = None,
+    ) -> list[StoredMessage]:
+        """Return :meth:`messages` ``(address, after)``, waiting up to ``timeout`` seconds for one.
+
+        Woken by a notice from whichever process delivers; as the protocol says.
+        """
+        if select is None:
+            mode = "all" if after is None else "after"
+            return await self._wait(address, mode, after or "", timeout)
+        return await self._wait_selected(address, after, timeout, select)
+
+    async def follow(self, address: str, cursor: str, timeout: float) -> list[StoredMessage]:
+        """Like :meth:`wait`, for an event stream: the messages whose id sorts after ``cursor``."""
+        return await self._wait(address, "since", cursor, timeout)
+
+    async def _wait(
+        self, address: str, mode: str, cursor: str, timeout: float
+    ) -> list[StoredMessage]:
+        folded = _live_form(address)
+        inbox, _, found = self._snapshot(folded, mode, cursor, address)
+        if found or timeout <= 0 or self._closed:
+            return found
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        await self._listener.ensure()
+        while True:
+            waiter = loop.create_future()
+            self._waiters.add(folded, waiter)
+            try:
+                # Read after listening: a delivery from now on wakes the waiter.
+                current, left, found = self._snapshot(folded, mode, cursor, address)
+                self._same(inbox, current, address)
+                remaining = deadline - loop.time()
+                if found or remaining <= 0 or self._closed:
+                    return found
+                await self._woken(waiter, remaining, left)
+            finally:
+                self._waiters.discard(folded, waiter)
+
+    async def _wait_selected(
+        self, address: str, after: str | None, timeout: float, select: Select
+    ) -> list[StoredMessage]:
+        folded = _live_form(address)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        inbox, _, found = self._snapshot(
+            folded, "all" if after is None else "after", after or "", address
+        )
+        cursor = after or ""
+        listening = False
+        while True:
+            kept = await select(found)
+            remaining = deadline - loop.time()
+            if kept or remaining <= 0 or self._closed:
+                return kept
+            cursor = found[-1].id if found else cursor
+            if not listening:
+                await self._listener.ensure()
+                listening = True
+            while True:
+                waiter = loop.create_future()
+                self._waiters.add(folded, waiter)
+                try:
+                    current, left, found = self._snapshot(folded, "since", cursor, address)
+                    self._same(inbox, current, address)
+                    remaining = deadline - loop.time()
+                    if found or remaining <= 0 or self._closed:
+                        break
+                    await self._woken(waiter, remaining, left)
+                finally:
+                    self._waiters.discard(folded, waiter)
+
+    async def _woken(self, waiter: asyncio.Future[None], remaining: float, left_ms: int) -> None:
+        """Wait for a notice, the time being up, or the inbox's expiry, whichever comes first."""
+        if left_ms >= 0:
+            remaining = min(remaining, left_ms / 1000 + 0.001)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(waiter, remaining)
+
+    @staticmethod
+    def _same(inbox: RedisInbox, current: RedisInbox, address: str) -> None:
+        # A wait that began on ``inbox`` ends with 404 once it is gone, also when
+        # an inbox has been created at its address since.
+        if current.gen != inbox.gen:
+            raise InboxNotFound(f"no inbox at {address[:80]!r}: deleted or expired")
+
+    # --- delete, expire, stats ------------------------------------------------------
+
+    def delete(self, address: str) -> int:
+        """Destroy the live inbox at ``address`` and its messages; return how many were purged.
+
+        Waits on it end with :class:`InboxNotFound` in every process.
+        """
+        folded = _live_form(address)
+        purged: int = unavailable(lambda: self._delete(args=[folded]))
+        if purged < 0:
+            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+        self._waiters.wake(folded)
+        return purged
+
+    def expire(self) -> int:
+        """Purge what is left of every inbox whose time is up, return how many."""
+        swept: int = unavailable(lambda: self._sweep(args=[]))
+        return swept
+
+    def stats(self) -> dict[str, int]:
+        """Count live inboxes, stored messages, stored bytes and evictions, over every process."""
+        inboxes, messages, stored_bytes, evictions = unavailable(lambda: self._stats(args=[]))
+        return {
+            "inboxes": inboxes,
+            "messages": messages,
+            "stored_bytes": stored_bytes,
+            "evictions": evictions,
+        }
+
+    # --- faults ---------------------------------------------------------------------
+
+    def add_fault(self, address: str, fault: Fault) -> None:
+        """Queue ``fault`` for the next deliveries to the inbox at ``address``."""
+        folded = _live_form(address)
+        entry = fault_entry(fault)
+        added: int = unavailable(
+            lambda: self._add_fault(args=[folded, entry, MAX_FAULTS_PER_INBOX])
+        )
+        if added == -1:
+            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+        if added == -2:
+            raise TooManyFaults(
+                f"the inbox already holds {MAX_FAULTS_PER_INBOX} pending faults, the most allowed"
+            )
+        self._faults_added = True
+
+    def pending_faults(self, address: str) -> list[Fault]:
+        """The faults queued for the inbox at ``address``, first to apply first."""
+        folded = _live_form(address)
+        entries: list[bytes] | None = unavailable(lambda: self._pending_faults(args=[folded]))
+        if entries is None:
+            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+        return [read_fault(entry) for entry in entries]
+
+    def clear_faults(self, address: str) -> int:
+        """Drop the faults queued for the inbox at ``address``; return how many."""
+        folded = _live_form(address)
+        cleared: int = unavailable(lambda: self._clear_faults(args=[folded]))
+        if cleared < 0:
+            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+        return cleared
+
+    def take_fault(self, address: str, stage: Stage) -> Fault | None:
+        """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
+
+        Raises :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is down.
+        """
+        folded = fold_address(address)
+        if not folded.isascii():
+            return None
+        taken: bytes | None = unavailable(lambda: self._take_fault(args=[folded, stage]))
+        return None if taken is None else read_fault(taken)
+
+    # --- close ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End every pending wait, stop listening to notices and release the connections."""
+        self._closed = True
+        self._listener.stop()
+        self._waiters.wake_every()
+        self._redis.connection_pool.disconnect()
+
+
+def _live_form(address: str) -> str:
+    """``address`` lowercased, checked as an address; :class:`InboxNotFound` if not ASCII.
+
+    Every inbox's address is ASCII (generated, or chosen without non-ASCII), and
+    redis-py could not send the surrogates an SMTP client's bytes may leave.
+    """
+    folded = normalize_address(address)
+    if not folded.isascii():
+        raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+    return folded
+
+
+def _satisfies_the_protocol(store: RedisStore) -> InboxStore:
+    # mypy checks here that RedisStore has every member of InboxStore, typed alike.
+    return store

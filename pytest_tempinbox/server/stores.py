@@ -1,0 +1,49 @@
+"""The store a server keeps its inboxes in, as its configuration names it.
+
+``memory`` is :class:`~.store.Store`, in this process. A ``redis://`` or
+``rediss://`` URL is the Redis store (:mod:`.redis_store`), which several
+servers can share; redis-py (the ``redis`` extra) is imported only then.
+"""
+
+from __future__ import annotations
+
+from ..config import DEFAULT_STORE, ServerConfig
+from ..errors import ServerStartError
+from .storage import InboxStore
+from .store import Store
+
+__all__ = ["open_store"]
+
+REDIS_EXTRA_MISSING = (
+    "the Redis store needs the redis package, which is not installed: "
+    "pip install 'pytest-tempinbox[redis]'"
+)
+
+
+def open_store(config: ServerConfig) -> InboxStore:
+    """The store ``config.store`` names, with the configuration's domains and limits.
+
+    Raises :class:`~pytest_tempinbox.errors.ServerStartError` when the Redis
+    store is asked for and redis-py is not installed. Nothing is connected
+    yet: the server checks that the store answers when it starts.
+    """
+    if config.store == DEFAULT_STORE:
+        return Store(
+            config.domains,
+            max_messages_per_inbox=config.max_messages_per_inbox,
+            max_stored_bytes=config.max_stored_bytes,
+            inbox_ttl=config.inbox_ttl,
+        )
+    try:
+        from .redis_store import RedisStore
+    except ImportError as exc:
+        if exc.name != "redis":
+            raise
+        raise ServerStartError(REDIS_EXTRA_MISSING) from None
+    return RedisStore(
+        config.store,
+        config.domains,
+        max_messages_per_inbox=config.max_messages_per_inbox,
+        max_stored_bytes=config.max_stored_bytes,
+        inbox_ttl=config.inbox_ttl,
+    )

@@ -1,0 +1,274 @@
+"""What only the Redis store does: several processes on one Redis, and Redis going away.
+
+Two :class:`RedisStore` objects on one real ``redis-server`` stand for two
+server processes: they share nothing but Redis. The behaviour every store holds
+to is in ``test_store_contract.py``, which runs against Redis too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_tempinbox.errors import InboxNotFound, StoreUnavailable
+from pytest_tempinbox.models import Fault
+
+from ..redis_process import RedisProcess
+
+redis = pytest.importorskip("redis", reason="the redis extra is not installed")
+
+from pytest_tempinbox.server.redis_store import RedisStore  # noqa: E402
+
+RAW = b"Subject: hi\r\nFrom: App <app@example.test>\r\n\r\nyour code is 424242\r\n"
+
+
+@pytest.fixture
+def stores(redis_url: str) -> Iterator[tuple[RedisStore, RedisStore]]:
+    """Two stores on one Redis, as two server processes would have."""
+    one = RedisStore(redis_url, ["tempinbox.test"])
+    other = RedisStore(redis_url, ["tempinbox.test"])
+    try:
+        yield one, other
+    finally:
+        one.close()
+        other.close()
+
+
+def test_an_inbox_made_by_one_process_gets_mail_through_another(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+    assert other.get(inbox.address).created_at == inbox.created_at
+    assert other.accepts(inbox.address.upper())
+    (stored,) = other.deliver("app@example.test", [inbox.address], RAW)
+    (read,) = one.messages(inbox.address)
+    assert (read.id, read.raw, read.envelope, read.received_at) == (
+        stored.id,
+        RAW,
+        stored.envelope,
+        stored.received_at,
+    )
+    assert (
+        one.stats()
+        == other.stats()
+        == {
+            "inboxes": 1,
+            "messages": 1,
+            "stored_bytes": len(RAW),
+            "evictions": 0,
+        }
+    )
+
+
+def test_generated_addresses_and_ids_are_unique_and_sorted_across_processes(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    addresses = {store.generate().address for store in stores for _ in range(100)}
+    assert len(addresses) == 200
+    inbox = one.generate()
+    delivered = [m.id for n in range(40) for m in stores[n % 2].deliver("", [inbox.address], RAW)]
+    assert delivered == sorted(delivered)
+    assert [m.id for m in other.messages(inbox.address)] == delivered
+
+
+def test_a_message_is_parsed_once_for_every_process(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+    one.deliver("", [inbox.address], RAW)
+    (first,) = one.messages(inbox.address)
+    assert not first.is_parsed
+    parsed = first.json
+    (again,) = other.messages(inbox.address)
+    assert again.is_parsed
+    assert again.json == parsed
+    assert other.message(inbox.address, again.id).json == parsed
+
+
+def test_a_wait_wakes_within_milliseconds_of_another_process_delivering(
+    stores: tuple[RedisStore, RedisStore], capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+
+    async def scenario() -> list[float]:
+        await one.start()
+        latencies = []
+        for _ in range(50):
+            cursor = one.cursor(inbox.address)
+            following = asyncio.create_task(one.follow(inbox.address, cursor, 10))
+            await asyncio.sleep(0.002)
+            assert not following.done()
+            started = time.perf_counter()
+            other.deliver("", [inbox.address], RAW)
+            assert len(await asyncio.wait_for(following, 5)) == 1
+            latencies.append(time.perf_counter() - started)
+        return latencies
+
+    median = statistics.median(asyncio.run(scenario()))
+    with capsys.disabled():
+        print(f"\nmedian wake latency across processes: {median * 1000:.2f} ms")
+    assert median < 0.05
+
+
+def test_a_delete_in_one_process_ends_a_wait_in_another(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+
+    async def scenario() -> None:
+        waiting = asyncio.create_task(one.wait(inbox.address, timeout=30))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        other.delete(inbox.address)
+        await asyncio.wait_for(waiting, 1)
+
+    with pytest.raises(InboxNotFound):
+        asyncio.run(scenario())
+
+
+def test_an_expiry_in_redis_ends_a_wait_without_a_sweep(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    inbox = other.generate(ttl=0.3)
+    client = redis.Redis.from_url(one.url)
+    assert 0 < client.pttl(f"tempinbox:{{{inbox.address}}}:inbox") <= 300
+
+    async def scenario() -> None:
+        await asyncio.wait_for(one.wait(inbox.address, timeout=30), 2)
+
+    started = time.monotonic()
+    with pytest.raises(InboxNotFound):
+        asyncio.run(scenario())
+    assert time.monotonic() - started < 1
+    assert not other.accepts(inbox.address)
+    assert client.exists(f"tempinbox:{{{inbox.address}}}:inbox") == 0
+    client.close()
+
+
+def test_a_fault_added_through_one_process_strikes_in_another(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+
+    async def scenario() -> None:
+        await other.start()
+        assert not other.faults_added
+        one.add_fault(inbox.address, Fault(stage="rcpt", code=451, message="4.0.0 x", times=2))
+        for _ in range(100):
+            if other.faults_added:
+                return
+            await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert other.faults_added
+    assert other.take_fault(inbox.address, "rcpt") == Fault(
+        stage="rcpt", code=451, message="4.0.0 x", times=1
+    )
+    assert one.pending_faults(inbox.address)[0].times == 1
+    # A process started after the fault learns of it at its first RCPT, or at start().
+    late, later = RedisStore(one.url), RedisStore(one.url)
+    assert late.accepts(inbox.address)
+    assert late.faults_added
+    asyncio.run(later.start())
+    assert later.faults_added
+    late.close()
+    later.close()
+
+
+def test_refusals_are_shared(stores: tuple[RedisStore, RedisStore]) -> None:
+    one, other = stores
+    one.refusals.record("alice@tempinbox.test", "550 no", "127.0.0.1", "client")
+    (refusal,) = other.refusals.find(similar_to="alice@tempinbox.tst")
+    assert (refusal.address, refusal.client_ip, refusal.helo) == (
+        "alice@tempinbox.test",
+        "127.0.0.1",
+        "client",
+    )
+
+
+def test_an_inbox_keys_share_one_cluster_slot(stores: tuple[RedisStore, RedisStore]) -> None:
+    from redis.crc import key_slot
+
+    one, _ = stores
+    inbox = one.generate(ttl=60)
+    one.deliver("", [inbox.address], RAW)
+    one.add_fault(inbox.address, Fault(stage="data", disconnect=True))
+    client = redis.Redis.from_url(one.url)
+    keys = client.keys(f"tempinbox:{{{inbox.address}}}:*")
+    assert len(keys) == 5
+    assert len({key_slot(key) for key in keys}) == 1
+    client.close()
+
+
+def test_close_ends_waits_and_stops_listening(stores: tuple[RedisStore, RedisStore]) -> None:
+    one, _ = stores
+    inbox = one.generate()
+
+    async def scenario() -> list[object]:
+        waiting = asyncio.create_task(one.wait(inbox.address, timeout=30))
+        await asyncio.sleep(0.05)
+        one.close()
+        found = await asyncio.wait_for(waiting, 1)
+        await asyncio.sleep(0.01)
+        listeners = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        assert listeners == []
+        return list(found)
+
+    assert asyncio.run(scenario()) == []
+
+
+def test_redis_down_raises_store_unavailable_and_recovers(
+    redis_process: RedisProcess, stores: tuple[RedisStore, RedisStore]
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+
+    async def scenario() -> None:
+        waiting = asyncio.create_task(one.wait(inbox.address, timeout=30))
+        await asyncio.sleep(0.05)
+        redis_process.stop()
+        with pytest.raises(StoreUnavailable):
+            await asyncio.wait_for(waiting, 5)
+        for call in (
+            lambda: one.get(inbox.address),
+            lambda: one.accepts(inbox.address),
+            lambda: one.take_fault(inbox.address, "rcpt"),
+            lambda: other.deliver("", [inbox.address], RAW),
+            lambda: other.generate(),
+            lambda: other.stats(),
+            lambda: other.refusals.find(),
+        ):
+            with pytest.raises(StoreUnavailable):
+                call()
+        redis_process.start()  # empty again: no persistence here
+        again = other.generate(address=inbox.address)
+        waiting = asyncio.create_task(one.wait(again.address, timeout=30))
+        await asyncio.sleep(0.3)  # the listener subscribes again after its backoff
+        assert not waiting.done()
+        other.deliver("", [again.address], RAW)
+        assert len(await asyncio.wait_for(waiting, 2)) == 1
+
+    asyncio.run(scenario())
+
+
+def test_an_address_no_inbox_can_have_is_refused_without_asking_redis(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, _ = stores
+    undecodable = "\udcff@tempinbox.test"  # what an SMTP client's stray byte becomes
+    assert not one.accepts(undecodable)
+    assert one.take_fault(undecodable, "rcpt") is None
+    assert one.deliver("", [undecodable], RAW) == []
+    with pytest.raises(InboxNotFound):
+        one.messages("d\u00e9j\u00e0@tempinbox.test")
