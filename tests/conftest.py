@@ -16,6 +16,8 @@ from pytest_tempinbox.client.http import Inbox, TempInboxClient
 from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .helpers import CLIENT_NAME, RawSMTP
+from .redis_process import RedisProcess
+from .redis_support import clean_redis, session_redis
 
 # trustme (and with it cryptography) is imported above, before any in-process
 # pytester run: such a run drops the modules it imported from sys.modules, and
@@ -130,8 +132,6 @@ def inbox(client: TempInboxClient) -> Inbox:
 
 
 # The Redis store's tests: one redis-server for the session (tests/redis_support.py).
-from .redis_process import RedisProcess  # noqa: E402
-from .redis_support import clean_redis, session_redis  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -27,8 +27,13 @@ __all__ = ["RedisRefusals", "unavailable"]
 _MAX_FIELD = 256  # as refusals.py: a path is 256 octets at most
 _T = TypeVar("_T")
 
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
-"""The redis-py errors that mean Redis does not answer (it may be back later)."""
+REDIS_DOWN = (
+    redis.ConnectionError,  # BusyLoadingError too: Redis is reading its data back
+    redis.TimeoutError,
+    redis.exceptions.OutOfMemoryError,  # maxmemory reached under noeviction
+    redis.exceptions.ReadOnlyError,  # a replica, as after a failover not yet followed
+)
+"""The redis-py errors that mean Redis does not take the request now (it may later)."""
 
 
 def unavailable(call: Callable[[], _T]) -> _T:

@@ -272,3 +272,20 @@ def test_an_address_no_inbox_can_have_is_refused_without_asking_redis(
     assert one.deliver("", [undecodable], RAW) == []
     with pytest.raises(InboxNotFound):
         one.messages("d\u00e9j\u00e0@tempinbox.test")
+
+
+def test_a_full_redis_is_a_store_unavailable_not_a_lost_message(
+    stores: tuple[RedisStore, RedisStore], redis_url: str
+) -> None:
+    one, _ = stores
+    inbox = one.generate()
+    with redis.Redis.from_url(redis_url) as client:
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", 1)  # every write is refused: Redis is "full"
+        try:
+            with pytest.raises(StoreUnavailable, match="Redis does not answer"):
+                one.deliver("app@example.test", [inbox.address], RAW)
+        finally:
+            client.config_set("maxmemory", 0)
+    (stored,) = one.deliver("app@example.test", [inbox.address], RAW)
+    assert [message.id for message in one.messages(inbox.address)] == [stored.id]
