@@ -24,6 +24,7 @@ import requests
 from ..haproxy_support import HAProxy, free_port, require_haproxy
 from ..helpers import CLIENT_NAME, Standalone
 from ..redis_process import RedisProcess
+from .events_support import Events
 
 
 class Server:
@@ -125,6 +126,25 @@ def test_a_wait_on_one_server_wakes_when_another_stores(servers: list[Server]) -
     # No polling loop: a wake takes milliseconds (the bench measures it; this
     # bound only shows that nothing waits for a poll interval or the timeout).
     assert statistics.median(latencies) < 0.5, latencies
+
+
+def test_an_event_stream_on_one_server_sees_mail_stored_by_another(
+    servers: list[Server],
+) -> None:
+    one, two, three = servers
+    address = generate(one)
+    with requests.Session() as http:
+        stream = Events(http, f"{three.api}/events/{address}")
+        try:
+            two.send(address, "streamed")
+            _, data = stream.next_message()
+            assert data["subject"] == "streamed"
+            requests.delete(f"{one.api}/delete/{address}", timeout=10)
+            event = stream.next()
+            assert event is not None
+            assert event["event"] == "deleted", event
+        finally:
+            stream.close()
 
 
 def test_a_delete_on_one_server_ends_a_wait_on_another(servers: list[Server]) -> None:
