@@ -4,10 +4,12 @@ Measures, in order: SMTP ingestion (against bare aiosmtpd, smtpdfix and
 pytest-localserver), a suite of 200 email tests in a whole pytest process
 (against a bare-aiosmtpd floor and the same peers), delivery latency through
 the long-poll, the plugin's cost when no test uses it, reads of large inboxes,
-and memory per stored message. Contenders alternate round by round; the table
-shows medians and ratios to the reference measured in the same run, each target
-with pass or FAIL. The default run takes a few minutes on two cores;
-``--quick`` is a smoke check of a minute or two.
+memory per stored message, and the Redis store (ingestion against the memory
+store, two server processes on one Redis, latency from one to the other).
+Contenders alternate round by round; the table shows medians and ratios to
+the reference measured in the same run, each target with pass or FAIL. The
+default run takes a few minutes on two cores; ``--quick`` is a smoke check of
+a minute or two.
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import footprint, ingest, latency, reads, suite, unused
+from . import footprint, ingest, latency, reads, redis_store, suite, unused
 from .machine import describe, machine
 from .measure import Section
 from .report import failures, table
 
 __all__ = ["FULL", "QUICK", "SUMMARY", "Plan", "add_arguments", "run"]
 
-SUMMARY = "the project against its ceiling and peers: ingestion, a suite, latency, reads, memory"
+SUMMARY = (
+    "the project against its ceiling and peers: ingestion, a suite, latency, reads, memory, Redis"
+)
 RESULTS = Path(__file__).resolve().parent / "results" / "results.json"
 
 
@@ -46,6 +50,9 @@ class Plan:
     reads_rounds: int
     warm_reads: int
     memory_messages: int
+    redis_rounds: int
+    redis_messages: int
+    redis_sends: int
 
 
 FULL = Plan(
@@ -58,6 +65,9 @@ FULL = Plan(
     reads_rounds=5,
     warm_reads=10,
     memory_messages=20_000,
+    redis_rounds=5,
+    redis_messages=4000,
+    redis_sends=200,
 )
 QUICK = Plan(
     ingest_rounds=2,
@@ -69,6 +79,9 @@ QUICK = Plan(
     reads_rounds=2,
     warm_reads=5,
     memory_messages=4000,
+    redis_rounds=2,
+    redis_messages=2000,
+    redis_sends=50,
 )
 
 SECTIONS: dict[str, Callable[[Plan], Section]] = {
@@ -78,6 +91,9 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     "unused": lambda plan: unused.measure(rounds=plan.unused_rounds, tests=plan.suite_tests),
     "reads": lambda plan: reads.measure(rounds=plan.reads_rounds, warm_reads=plan.warm_reads),
     "memory": lambda plan: footprint.measure(messages=plan.memory_messages),
+    "redis": lambda plan: redis_store.measure(
+        rounds=plan.redis_rounds, messages=plan.redis_messages, sends=plan.redis_sends
+    ),
 }
 
 
