@@ -89,12 +89,6 @@ def _compile(template: str) -> re.Pattern[str]:
     return re.compile(pattern + re.escape(template[end:]))
 
 
-async def _generate(
-    store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
-) -> Reply:
-    return endpoints.generate(store, body, base_url)
-
-
 def _generate_now(
     store: InboxStore,
     args: Mapping[str, Any],
@@ -104,6 +98,23 @@ def _generate_now(
     parse_limit: int | None,
 ) -> Reply:
     return endpoints.generate(store, body, base_url)
+
+
+def _always(direct: Direct) -> Endpoint:
+    """The endpoint of a route whose direct answer never needs the loop, made from that answer."""
+
+    async def endpoint(
+        store: InboxStore,
+        args: Mapping[str, Any],
+        query: Mapping[str, str],
+        body: bytes,
+        base_url: str,
+    ) -> Reply:
+        reply = direct(store, args, query, body, base_url, None)
+        assert reply is not None, "this answer never waits"
+        return reply
+
+    return endpoint
 
 
 async def _messages(
@@ -158,12 +169,6 @@ async def _attachment(
     return await endpoints.attachment(store, args["email"], args["id"], int(args["index"]))
 
 
-async def _delete(
-    store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
-) -> Reply:
-    return endpoints.delete(store, args["email"])
-
-
 def _delete_now(
     store: InboxStore,
     args: Mapping[str, Any],
@@ -191,12 +196,6 @@ async def _clear_faults(
     store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
 ) -> Reply:
     return endpoints.clear_faults(store, args["email"])
-
-
-async def _refused(
-    store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
-) -> Reply:
-    return _refused_now(store, args, query, body, base_url, None)
 
 
 def _refused_now(
@@ -227,20 +226,20 @@ async def _openapi(
 
 
 ROUTES: tuple[Route, ...] = (
-    Route("generate", "/generate", {"POST": _generate}, _generate_now),
+    Route("generate", "/generate", {"POST": _always(_generate_now)}, _generate_now),
     # A read that must wait hops to the server's loop, to long-poll there.
     Route("messages", "/messages/{email}", {"GET": _messages}, _messages_now),
     Route("message", "/messages/{email}/{id}", {"GET": _message}),
     Route("raw", "/messages/{email}/{id}/raw", {"GET": _raw}),
     Route("attachment", "/messages/{email}/{id}/attachments/{index:int}", {"GET": _attachment}),
-    Route("delete", "/delete/{email}", {"DELETE": _delete}, _delete_now),
+    Route("delete", "/delete/{email}", {"DELETE": _always(_delete_now)}, _delete_now),
     # One route for the three methods, so that a 405's Allow header names them all.
     Route(
         "faults", "/faults/{email}", {"GET": _faults, "POST": _add_fault, "DELETE": _clear_faults}
     ),
     Route("events", "/events/{email}", {"GET": None}),
     Route("info", "/info", {"GET": None}),
-    Route("refused", "/refused", {"GET": _refused}, _refused_now),
+    Route("refused", "/refused", {"GET": _always(_refused_now)}, _refused_now),
     Route("openapi", "/openapi.json", {"GET": _openapi}),
     Route("ca_certificate", "/ca.pem", {"GET": None}),
     # The process answers, the store untouched; readiness needs the listeners and the store.
