@@ -89,6 +89,12 @@ class InboxServer:
     (``GET /api/events/{email}``) sends a comment line, so that proxies keep
     it open; it must be above 0 (else :class:`ValueError`).
 
+    ``store`` is where the inboxes live: ``memory`` (this process), or a
+    ``redis://`` / ``rediss://`` URL for inboxes that several servers share
+    (the ``redis`` extra; docs/deployment.md). :meth:`start` raises
+    :class:`~pytest_tempinbox.errors.ServerStartError` when that Redis does not
+    answer.
+
     The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
     ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
     """
