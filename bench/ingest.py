@@ -21,7 +21,7 @@ from .machine import SMTP_SOURCE
 from .measure import Row, Section, alternate, median, ratio
 from .servers import SINKS, Sink, SinkFactory
 
-__all__ = ["NAME", "measure"]
+__all__ = ["NAME", "measure", "send_all"]
 
 NAME = "SMTP ingestion"
 REFERENCE = "bare aiosmtpd"
@@ -48,7 +48,7 @@ def _client_command(sink: Sink, recipient: str, count: int, size: int) -> list[s
     return [sys.executable, "-m", "bench.sender", sink.host, port, recipient, str(count), str(size)]
 
 
-def _send_all(sink: Sink, messages: int, size: int, errors: list[str], label: str) -> float:
+def send_all(sink: Sink, messages: int, size: int, errors: list[str], label: str) -> float:
     """Run the clients to completion; return the seconds from their start to the last exit."""
     clients = len(sink.recipients)
     shares = [messages // clients] * clients
@@ -81,7 +81,7 @@ def _round(
 ) -> Callable[[], float]:
     def one() -> float:
         with factory(clients, messages) as sink:
-            seconds = _send_all(sink, messages, size, errors, label)
+            seconds = send_all(sink, messages, size, errors, label)
             received = sink.received()
         if received != messages:
             errors.append(f"{label}: {received:,} of {messages:,} messages arrived")

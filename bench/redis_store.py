@@ -39,7 +39,7 @@ import requests
 from pytest_tempinbox.limits import DEFAULT_MAX_MESSAGES_PER_INBOX
 from pytest_tempinbox.server.inbox_server import InboxServer
 
-from .ingest import _send_all
+from .ingest import send_all
 from .machine import SMTP_SOURCE
 from .measure import Row, Section, alternate, median, percentile, ratio
 from .redis_servers import Standalone, flush, missing, redis_server, standalone
@@ -150,7 +150,7 @@ def _round(
             shares = [messages * len(sink.recipients) // clients for sink in targets]
             shares[0] += messages - sum(shares)
             threads = [
-                threading.Thread(target=_send_all, args=(sink, share, size, errors, label))
+                threading.Thread(target=send_all, args=(sink, share, size, errors, label))
                 for sink, share in zip(targets, shares, strict=True)
             ]
             started = time.perf_counter()
