@@ -216,7 +216,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     from ._net import is_loopback
     from .server.inbox_server import InboxServer
 
-    server = InboxServer.from_config(_config(options))
+    try:
+        server = InboxServer.from_config(_config(options))
+    except ServerStartError as exc:  # the Redis store without the redis extra
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
     if not is_loopback(options.host):
         print(
             f"warning: listening on {options.host}: anyone who can reach these ports can "

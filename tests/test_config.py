@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import smtplib
+import subprocess
+import sys
 
 import pytest
 
@@ -10,6 +12,7 @@ from pytest_tempinbox import InboxServer
 from pytest_tempinbox._cli import _config, _parser
 from pytest_tempinbox.config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
 from pytest_tempinbox.limits import STANDALONE_INBOX_TTL
+from pytest_tempinbox.server.stores import REDIS_EXTRA_MISSING
 from pytest_tempinbox.smtp_security import SMTPAuth
 
 
@@ -88,4 +91,33 @@ def test_the_keywords_make_the_same_configuration() -> None:
     server = InboxServer(domains=["mail.test"], tls="off", smtp_auth="alice:pw")
     assert server.config == ServerConfig(
         domains=["mail.test"], hostname="mail.test", smtp_auth="alice:pw"
+    )
+
+
+BLOCK_REDIS = "import sys; sys.modules['redis'] = None  # as if the redis extra were missing\n"
+
+
+def test_the_command_without_the_redis_extra_says_so_in_one_line() -> None:
+    code = BLOCK_REDIS + (
+        "from pytest_tempinbox._cli import main\n"
+        "sys.exit(main(['--smtp-port', '0', '--api-port', '0', '--store', 'redis://127.0.0.1:1/0']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f"error: {REDIS_EXTRA_MISSING}"]
+
+
+def test_the_plugin_without_the_redis_extra_ends_the_run_once(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(BLOCK_REDIS)
+    pytester.makepyfile(
+        "def test_one(tempinbox):\n    pass\n\ndef test_two(tempinbox):\n    pass\n"
+    )
+    result = pytester.runpytest_subprocess("--tempinbox-store", "redis://127.0.0.1:1/0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (
+        result.stdout.str().count(REDIS_EXTRA_MISSING)
+        + result.stderr.str().count(REDIS_EXTRA_MISSING)
+        == 1
     )

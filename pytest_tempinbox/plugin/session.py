@@ -48,8 +48,8 @@ class SessionServer:
             from ..errors import ServerStartError
             from ..server.inbox_server import InboxServer
 
-            server = InboxServer.from_config(self.settings.server_config())
             try:
+                server = InboxServer.from_config(self.settings.server_config())
                 server.start()
             except ServerStartError as exc:
                 # Started on first use, inside a test's setup: an error there would
