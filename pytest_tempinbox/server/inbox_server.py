@@ -153,10 +153,8 @@ class InboxServer:
 
     def _configure(self, config: ServerConfig) -> None:
         self.store: InboxStore = open_store(config)
-        self.hostname: str = config.hostname or self.store.domains[0]
-        self.config = config if config.hostname else config.replace(hostname=self.hostname)
-        self.host = config.host
-        self.tls = config.tls
+        hostname = config.hostname or self.store.domains[0]
+        self.config = config if config.hostname else config.replace(hostname=hostname)
         self._authority: CertificateAuthority | None = None
         self._requested_ports = (config.smtp_port, config.api_port)
         self._ports = (0, 0)
@@ -168,6 +166,21 @@ class InboxServer:
         self._app: ASGIApp | None = None
         self._app_lock = threading.Lock()
         self.counters = ServerCounters()  # what GET /metrics reports
+
+    @property
+    def host(self) -> str:
+        """The address both listeners bind (a wildcard such as ``0.0.0.0`` included)."""
+        return self.config.host
+
+    @property
+    def hostname(self) -> str:
+        """The server's name in the SMTP greeting (by default the first domain)."""
+        return self.config.hostname or self.store.domains[0]
+
+    @property
+    def tls(self) -> str:
+        """The SMTP listener's TLS mode: ``off``, ``starttls``, ``required`` or ``implicit``."""
+        return self.config.tls
 
     @property
     def smtp_host(self) -> str:
