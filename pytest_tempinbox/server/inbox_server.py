@@ -4,7 +4,9 @@
 back from the bound socket), so a taken port fails in :meth:`InboxServer.start`
 in the caller's thread, and ``start()`` returns only once both listeners accept
 connections. uvicorn is imported and started on the API socket when the first
-HTTP connection waits there: in-process use never pays for it.
+HTTP connection waits there: in-process use never pays for it. The module is
+long because :class:`InboxServer` is public: its docstring documents every
+keyword, and its many short properties are what tests and the plugin read.
 """
 
 from __future__ import annotations
