@@ -17,6 +17,7 @@ __all__ = [
     "METHOD_NOT_ALLOWED",
     "NOT_FOUND",
     "PROBLEMS",
+    "SHUTTING_DOWN",
     "TLS_OFF",
     "URI_TOO_LONG",
     "AddressTaken",
@@ -165,6 +166,7 @@ HEADER_TOO_LARGE = "header_too_large"
 HOST_NOT_ALLOWED = "host_not_allowed"
 TLS_OFF = "tls_off"
 INTERNAL_ERROR = "internal_error"
+SHUTTING_DOWN = "shutting_down"
 
 PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     InboxNotFound.code: (InboxNotFound.status, InboxNotFound),
@@ -183,6 +185,7 @@ PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     TooManyFaults.code: (TooManyFaults.status, TooManyFaults),
     TooManyStreams.code: (TooManyStreams.status, TooManyStreams),
     StoreUnavailable.code: (StoreUnavailable.status, StoreUnavailable),
+    SHUTTING_DOWN: (503, TempInboxError),
     # Last, and apart: the server's own failure, never the fault of a request.
     INTERNAL_ERROR: (500, TempInboxError),
 }

@@ -95,10 +95,12 @@ def test_the_keywords_make_the_same_configuration() -> None:
 
 
 BLOCK_REDIS = "import sys; sys.modules['redis'] = None  # as if the redis extra were missing\n"
+BLOCK_HIREDIS = "import sys; sys.modules['hiredis'] = None  # redis-py without hiredis\n"
 
 
-def test_the_command_without_the_redis_extra_says_so_in_one_line() -> None:
-    code = BLOCK_REDIS + (
+@pytest.mark.parametrize(("block", "package"), [(BLOCK_REDIS, "redis"), (BLOCK_HIREDIS, "hiredis")])
+def test_the_command_without_the_redis_extra_says_so_in_one_line(block: str, package: str) -> None:
+    code = block + (
         "from pytest_tempinbox._cli import main\n"
         "sys.exit(main(['--smtp-port', '0', '--api-port', '0', '--store', 'redis://127.0.0.1:1/0']))\n"
     )
@@ -106,7 +108,7 @@ def test_the_command_without_the_redis_extra_says_so_in_one_line() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [f"error: {REDIS_EXTRA_MISSING}"]
+    assert result.stderr.splitlines() == [f"error: {REDIS_EXTRA_MISSING.format(package)}"]
 
 
 def test_the_plugin_without_the_redis_extra_ends_the_run_once(pytester: pytest.Pytester) -> None:
@@ -116,8 +118,5 @@ def test_the_plugin_without_the_redis_extra_ends_the_run_once(pytester: pytest.P
     )
     result = pytester.runpytest_subprocess("--tempinbox-store", "redis://127.0.0.1:1/0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert (
-        result.stdout.str().count(REDIS_EXTRA_MISSING)
-        + result.stderr.str().count(REDIS_EXTRA_MISSING)
-        == 1
-    )
+    missing = REDIS_EXTRA_MISSING.format("redis")
+    assert result.stdout.str().count(missing) + result.stderr.str().count(missing) == 1

@@ -6,7 +6,9 @@ including unknown routes (404) and wrong methods (405). A client's request
 never causes a 500. The same app serves the inbox viewer (:mod:`pytest_tempinbox.server.viewer`)
 at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document;
 and the server's metrics at ``/metrics`` (:mod:`pytest_tempinbox.server.metrics`),
-for Prometheus, outside ``/api`` where scrapers look for them.
+for Prometheus, outside ``/api`` where scrapers look for them. The module is
+long because the routes that need the server's streams and settings are
+closures over them, written here beside the route table they join.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..errors import (
     INTERNAL_ERROR,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
+    SHUTTING_DOWN,
     TLS_OFF,
     URI_TOO_LONG,
     InvalidRequest,
@@ -174,8 +177,8 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     async def ready(request: Request) -> Response:
         if not counters.smtp_listening():
             detail = "the SMTP listener does not accept connections: the server is stopping"
-            return problem(503, StoreUnavailable.code, detail)
-        store.stats()  # a store that does not answer raises StoreUnavailable: 503
+            return problem(503, SHUTTING_DOWN, detail)
+        store.check()  # a store that does not answer raises StoreUnavailable: 503
         return respond(Reply(200, b'{"status":"ready"}'))
 
     async def error_answer(request: Request, exc: Exception) -> Response:

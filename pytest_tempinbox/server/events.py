@@ -5,7 +5,10 @@ event per delivery (the message's summary), comment lines as heartbeats while
 nothing happens, and a ``deleted`` event when the inbox is deleted or expires,
 which ends the stream. It wakes on the store's own deliveries (no polling), and
 ends at once when the store closes, so that a stopping server does not wait
-for it. :class:`StreamSlots` bounds how many streams are open at once.
+for it. While the store does not answer (Redis down), the stream stays open:
+it sends a :data:`STORE_DOWN` comment line, tries again every second or so,
+and goes on from its cursor when the store is back, so that nothing delivered
+meanwhile is missed. :class:`StreamSlots` bounds how many streams are open at once.
 """
 
 from __future__ import annotations
@@ -17,16 +20,26 @@ import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ..errors import InboxNotFound, InvalidRequest, TooManyStreams
+from ..errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManyStreams
 from ..limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
 from .endpoints import INLINE_PARSE_BYTES, encode_json
 from .storage import InboxStore
 from .stored_message import StoredMessage
 
-__all__ = ["EVENT_STREAM_TYPE", "HEARTBEAT", "EventStream", "StreamSlots", "stream_cursor"]
+__all__ = [
+    "EVENT_STREAM_TYPE",
+    "HEARTBEAT",
+    "STORE_DOWN",
+    "EventStream",
+    "StreamSlots",
+    "stream_cursor",
+]
 
 EVENT_STREAM_TYPE = "text/event-stream"
 HEARTBEAT = b": heartbeat\n\n"
+STORE_DOWN = b": the store does not answer; trying again\n\n"
+"""The comment line a stream sends each time the store does not answer."""
+_RETRY = 1.0  # seconds between attempts while the store does not answer
 # A message id: milliseconds then a sequence number, in hex (as the memory store makes them).
 _MESSAGE_ID = re.compile(r"[0-9a-f]{20,40}")
 _SUMMARY_KEYS = ("id", "from", "subject", "received_at")
@@ -119,6 +132,11 @@ class EventStream:
             except InboxNotFound:
                 yield _event("deleted", encode_json({"email": self.address}))
                 return
+            except StoreUnavailable:
+                # Back later, as the SMTP side's 451 says: hold on, keep the cursor.
+                yield STORE_DOWN
+                await asyncio.sleep(min(self.heartbeat, _RETRY))
+                continue
             if found:
                 for message, summary in zip(found, await _summaries(found), strict=True):
                     yield _event("message", summary, message.id)

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlencode, urlsplit
 from ..errors import INTERNAL_ERROR, ServerUnavailable, TempInboxError
 from ..transport import Answer
 from . import endpoints
+from .counters import ServerCounters
 from .endpoints import MAX_TARGET_BYTES, Reply
 from .routes import Endpoint, match
 from .storage import InboxStore
@@ -45,7 +46,8 @@ class LocalTransport:
     ``store`` and ``loop`` are the server's; ``app`` returns its ASGI app (built
     on first need). ``api_url`` is the server's API URL: its host names the
     server in the ``Host`` header (so absolute URLs in answers match HTTP's) and
-    its path is the prefix of every request.
+    its path is the prefix of every request. A read of messages that waits is
+    counted in ``counters.long_polls`` while it waits, as over HTTP.
     """
 
     cancellable = True
@@ -56,10 +58,12 @@ class LocalTransport:
         app: Callable[[], ASGIApp],
         loop: asyncio.AbstractEventLoop,
         api_url: str,
+        counters: ServerCounters | None = None,
     ) -> None:
         self.store = store
         self.app = app
         self.loop = loop
+        self.counters = ServerCounters() if counters is None else counters
         url = urlsplit(api_url)
         self._base_path = url.path.rstrip("/")
         self._base_url = f"http://{url.netloc}/"
@@ -165,7 +169,8 @@ class LocalTransport:
             endpoint, args = found[0].endpoints.get(method), found[1]
         call: Coroutine[Any, Any, Answer]
         if endpoint is not None:
-            call = self._on_loop(endpoint, args, params, body, method, path)
+            waits = found is not None and found[0].name == "messages" and "wait" in params
+            call = self._on_loop(endpoint, args, params, body, method, path, waits)
         else:
             call = self._call_app(method, path, params, body)
         try:
@@ -188,12 +193,22 @@ class LocalTransport:
         body: bytes | None,
         method: str,
         path: str,
+        waits: bool = False,
     ) -> Answer:
-        """The route's endpoint run on the server's loop: a read that must wait, or parse there."""
+        """The route's endpoint run on the server's loop: a read that must wait, or parse there.
+
+        A read that ``waits`` counts as a long-poll while it runs.
+        """
+        counters = self.counters
+        if waits:
+            counters.long_polls += 1
         try:
             reply = await endpoint(self.store, args, params, body or b"", self._base_url)
         except Exception as exc:
             reply = _error_reply(exc, method, path)
+        finally:
+            if waits:
+                counters.long_polls -= 1
         return _answer(reply)
 
     async def _call_app(

@@ -263,7 +263,7 @@ class InboxServer:
         """
         if self._loop is None or not self.running:
             raise RuntimeError("the server is not running")
-        return LocalTransport(self.store, self.app, self._loop, self.api_url)
+        return LocalTransport(self.store, self.app, self._loop, self.api_url, self.counters)
 
     def app(self) -> ASGIApp:
         """The Starlette app of the API, built (and Starlette imported) on first call."""

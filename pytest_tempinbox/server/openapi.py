@@ -741,8 +741,8 @@ _PATHS: dict[str, Any] = {
                     },
                 ),
                 "503": _problem(
-                    "The store does not answer, or a listener does not accept connections "
-                    "(`store_unavailable`)."
+                    "The store does not answer (`store_unavailable`), or the SMTP listener "
+                    "no longer accepts connections: the server is stopping (`shutting_down`)."
                 ),
             },
         }

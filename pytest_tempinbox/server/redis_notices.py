@@ -3,35 +3,77 @@
 Each store (:mod:`.redis_store`) keeps one subscription to the store's channel,
 in a task on the loop that serves its waits: a delivery anywhere publishes
 ``d <address>``, a delete or expiry ``x <address>``, a new fault ``f``. The
-task wakes this process's waits on that address (they read Redis again) and
-notes the faults. When the connection drops it wakes every wait (which then
-finds Redis down, or mail that came meanwhile) and subscribes again after a
-short backoff, for as long as the store is open.
+task wakes this process's waits on that address (they read Redis again), notes
+the faults, and forgets a deleted inbox in :class:`LiveInboxes` (what ``RCPT``
+is answered from). When the connection drops it wakes every wait (which then
+finds Redis down, or mail that came meanwhile), forgets every live inbox, and
+subscribes again after a short backoff, for as long as the store is open.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 
-import redis.asyncio
-from redis.backoff import NoBackoff
-from redis.retry import Retry
-
 from ..errors import StoreUnavailable
-from .redis_refusals import REDIS_DOWN
+from .redis_connection import RedisConnection
 from .redis_scripts import CHANNEL, FAULTS_ADDED
 
-__all__ = ["Listener", "Waiters"]
+__all__ = ["Listener", "LiveInboxes", "Waiters"]
 
 log = logging.getLogger(__name__)
 
 SUBSCRIBE_TIMEOUT = 5.0
 """Seconds a wait gives the subscription to start before it answers that Redis is down."""
 _FIRST_BACKOFF, _LAST_BACKOFF = 0.05, 1.0  # seconds between attempts to subscribe again
+
+
+MAX_LIVE = 100_000
+"""How many live inboxes :class:`LiveInboxes` remembers; past it, it starts again empty."""
+EXPIRY_MARGIN = 0.1
+"""Seconds before an inbox's expiry when :class:`LiveInboxes` stops vouching for it."""
+
+
+class LiveInboxes:
+    """The inboxes this process knows are live, so that ``RCPT`` need not ask Redis each time.
+
+    An inbox is remembered when this process creates it or Redis says it is
+    live, until its expiry (less :data:`EXPIRY_MARGIN`, for the clocks' skew),
+    its delete (the notice of any process), a delivery that finds it gone, or
+    the subscription dropping: notices may have been missed then. Only
+    consulted while notices reach this process. An inbox deleted on another
+    server in the instant before a ``RCPT`` here may still be accepted at
+    ``RCPT``: the delivery then finds it gone, and ``DATA`` is refused.
+    From any thread.
+    """
+
+    def __init__(self) -> None:
+        self._deadlines: dict[str, float] = {}
+
+    def remember(self, address: str, seconds_left: float | None) -> None:
+        """Vouch for ``address`` for ``seconds_left`` seconds (None: until deleted)."""
+        deadlines = self._deadlines
+        if len(deadlines) >= MAX_LIVE:
+            deadlines.clear()
+        left = float("inf") if seconds_left is None else seconds_left - EXPIRY_MARGIN
+        if left > 0:
+            deadlines[address] = time.monotonic() + left
+
+    def vouches(self, address: str) -> bool:
+        """Tell whether ``address`` is known live now."""
+        deadline = self._deadlines.get(address)
+        return deadline is not None and deadline > time.monotonic()
+
+    def forget(self, address: str) -> None:
+        """No longer vouch for ``address``."""
+        self._deadlines.pop(address, None)
+
+    def clear(self) -> None:
+        """No longer vouch for any inbox."""
+        self._deadlines.clear()
 
 
 class Waiters:
@@ -93,12 +135,16 @@ class Listener:
     """The store's subscription to its channel: one connection, one task on the serving loop.
 
     ``on_fault`` is called when a fault was added by any process (also at
-    each subscription, if one ever was).
+    each subscription, if one ever was). ``live`` forgets the inboxes deleted
+    anywhere, and all of them while not subscribed.
     """
 
-    def __init__(self, url: str, waiters: Waiters, on_fault: Callable[[], None]) -> None:
+    def __init__(
+        self, url: str, waiters: Waiters, live: LiveInboxes, on_fault: Callable[[], None]
+    ) -> None:
         self._url = url
         self._waiters = waiters
+        self._live = live
         self._on_fault = on_fault
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
@@ -107,8 +153,8 @@ class Listener:
     @property
     def listening(self) -> bool:
         """Tell whether the subscription is up: notices reach this process."""
-        ready = self._ready
-        return ready is not None and ready.is_set()
+        ready, task = self._ready, self._task
+        return ready is not None and ready.is_set() and task is not None and not task.done()
 
     def begin(self, loop: asyncio.AbstractEventLoop) -> asyncio.Event:
         """Subscribe from ``loop`` (the running one) unless done already; return its readiness."""
@@ -142,35 +188,40 @@ class Listener:
     async def _listen(self, ready: asyncio.Event) -> None:
         backoff = _FIRST_BACKOFF
         while not self._closed:
-            client = redis.asyncio.Redis.from_url(
-                self._url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=2
-            )
-            pubsub = client.pubsub()
+            subscription = RedisConnection(self._url)
             try:
-                await pubsub.subscribe(CHANNEL)
-                if await client.exists(FAULTS_ADDED):
+                await subscription.subscribe(CHANNEL, self._notice)
+                self._live.clear()  # deletes may have gone unnoticed until now
+                if await self._faults_were_added():
                     self._on_fault()
                 ready.set()
                 backoff = _FIRST_BACKOFF
                 self._waiters.wake_every()  # mail may have come before the subscription
-                async for notice in pubsub.listen():
-                    if notice["type"] == "message":
-                        self._notice(notice["data"])
-            except (*REDIS_DOWN, OSError) as exc:
+                await subscription.wait_closed()
+                log.debug("Redis notices interrupted (the connection closed); subscribing again")
+            except (StoreUnavailable, OSError) as exc:
                 log.debug("Redis notices interrupted (%s); subscribing again", exc)
-                ready.clear()
-                self._waiters.wake_every()
             finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-                with contextlib.suppress(Exception):
-                    await client.aclose()
+                subscription.close()
+            ready.clear()
+            self._live.clear()
+            self._waiters.wake_every()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _LAST_BACKOFF)
+
+    async def _faults_were_added(self) -> bool:
+        """Ask Redis whether any process ever added a fault, on a connection of its own."""
+        probe = RedisConnection(self._url)
+        try:
+            return bool(await probe.call(b"EXISTS", FAULTS_ADDED))
+        finally:
+            probe.close()
 
     def _notice(self, data: bytes) -> None:
         kind, _, address = data.decode("utf-8", "replace").partition(" ")
         if kind == "f":
             self._on_fault()
-        else:
-            self._waiters.wake(address)
+            return
+        if kind == "x":
+            self._live.forget(address)
+        self._waiters.wake(address)

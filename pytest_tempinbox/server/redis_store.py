@@ -7,8 +7,14 @@ delete or inject faults on a third. Each change is one Lua script
 (:mod:`.redis_scripts`): atomic across processes and one round trip; a message
 is in Redis before :meth:`RedisStore.deliver` returns (so before the SMTP
 ``250``). Waits are woken through pub/sub (:mod:`.redis_notices`), never by
-polling. redis-py is imported by this module and the ones it splits off only:
-nothing else of the package needs it unless the Redis store is asked for. The
+polling. The SMTP side's members (:meth:`RedisStore.accepts`,
+:meth:`RedisStore.deliver`, :meth:`RedisStore.take_fault`) are coroutines that
+go through one pipelined connection (:mod:`.redis_connection`) once the store
+is started on its serving loop, so that the loop serves other sessions while
+Redis works; ``RCPT`` is answered from the inboxes this process knows are live
+(:class:`~.redis_notices.LiveInboxes`), asking Redis only about the others.
+redis-py (and hiredis) are imported by this module and the ones it splits off
+only: nothing else of the package needs them unless the Redis store is asked for. The
 module is long because this docstring is the reference of the keys the store
 keeps; the rest is one class whose members share its scripts and its waits.
 
@@ -69,7 +75,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -96,7 +102,8 @@ from .addresses import (
     random_token,
     served_domain,
 )
-from .redis_notices import Listener, Waiters
+from .redis_connection import RedisConnection, Script
+from .redis_notices import Listener, LiveInboxes, Waiters
 from .redis_records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
 from .redis_refusals import REDIS_DOWN, RedisRefusals, unavailable
 from .storage import InboxStore, Select
@@ -147,20 +154,41 @@ class RedisStore:
         self._pending_faults = register(scripts.PENDING_FAULTS)
         self._clear_faults = register(scripts.CLEAR_FAULTS)
         self._take_fault = register(scripts.TAKE_FAULT)
+        self._deliver_script = Script(scripts.DELIVER)
+        self._take_fault_script = Script(scripts.TAKE_FAULT)
         self._closed = False
         self._faults_added = False
         self._waiters = Waiters()
-        self._listener = Listener(url, self._waiters, self._fault_noticed)
+        self._live = LiveInboxes()
+        self._listener = Listener(url, self._waiters, self._live, self._fault_noticed)
+        self._connection: RedisConnection | None = None  # once started, on the serving loop
         self.refusals = RedisRefusals(self._redis)
         """The recipients refused at ``RCPT TO`` lately, by any server on the Redis."""
 
     async def start(self) -> None:
-        """Subscribe to the other processes' notices now, from the loop that serves the store.
+        """Serve the SMTP side from the running loop, and subscribe to the notices now.
 
-        Without it, the first wait subscribes; a server calls it at start so
-        that faults added elsewhere strike its SMTP side at once.
+        A server calls it at start: from then on the SMTP side's members,
+        awaited on this loop, overlap their round trips on one pipelined
+        connection, and faults added elsewhere strike at once. Without it (or
+        awaited on another loop) they block on redis-py for their round trip,
+        and the first wait subscribes.
         """
+        if self._connection is None and not self._closed:
+            self._connection = RedisConnection(self.url)
+            self._connection.loop = asyncio.get_running_loop()
         await self._listener.ensure()
+
+    def _pipelined(self) -> RedisConnection | None:
+        """The pipelined connection if the running loop is the one it serves, else None."""
+        connection = self._connection
+        if connection is None:
+            return None
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        return connection if connection.loop is running else None
 
     @property
     def closed(self) -> bool:
@@ -213,24 +241,43 @@ class RedisStore:
         created = datetime.now(timezone.utc).isoformat().encode()
         ttl_text = b"" if ttl is None else repr(float(ttl)).encode()
         gen = unavailable(lambda: self._create(args=[address, created, ttl_text]))
-        return RedisInbox(address, created, ttl_text, gen) if gen else None
+        if not gen:
+            return None
+        if self._listener.listening:
+            self._live.remember(address, ttl)
+        return RedisInbox(address, created, ttl_text, gen)
 
     def get(self, address: str) -> RedisInbox:
         """Return the live inbox at ``address`` (any case); raises as the protocol says."""
         inbox, _, _ = self._snapshot(_live_form(address), "none", "", address)
         return inbox
 
-    def accepts(self, address: str) -> bool:
+    async def accepts(self, address: str) -> bool:
         """Tell whether mail to ``address`` (any case) has a live inbox.
 
-        Raises :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is
-        down: there is no telling then.
+        Answered without Redis for an inbox this process knows is live (it
+        created it, or asked before, and no notice said it is gone since);
+        else one round trip. Raises
+        :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is down:
+        there is no telling then.
         """
         folded = fold_address(address)
         if not folded.isascii():
             return False  # every inbox's address is ASCII
         key = scripts.inbox_key(folded, "inbox")
-        if self._faults_added or self._listener.listening:
+        if self._listener.listening:
+            if self._live.vouches(folded):
+                return True
+            connection = self._pipelined()
+            if connection is not None:
+                left = await connection.call(b"PTTL", key)
+            else:
+                left = unavailable(lambda: self._redis.pttl(key))
+            if left == -2:  # no such key
+                return False
+            self._live.remember(folded, None if left < 0 else left / 1000)
+            return True
+        if self._faults_added:
             return bool(unavailable(lambda: self._redis.exists(key)))
         return self._accepts_unsubscribed(key)
 
@@ -254,7 +301,9 @@ class RedisStore:
 
     # --- deliver and read -----------------------------------------------------------
 
-    def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
+    async def deliver(
+        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+    ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to``: one round trip.
 
         The copies are in Redis when it returns, and every process's waits on
@@ -267,17 +316,21 @@ class RedisStore:
         addresses = list(dict.fromkeys(address for address in folded if address.isascii()))
         if not addresses:
             return []
-        stored: list[bytes] = unavailable(
-            lambda: self._deliver(
-                args=[
-                    raw,
-                    header,
-                    self.max_messages_per_inbox,
-                    self.max_stored_bytes,
-                    *addresses,
-                ]
-            )
-        )
+        args: list[bytes | str | int] = [
+            raw,
+            header,
+            self.max_messages_per_inbox,
+            self.max_stored_bytes,
+            *addresses,
+        ]
+        connection = self._pipelined()
+        if connection is not None:
+            stored: list[bytes] = await connection.run(self._deliver_script, *args)
+        else:
+            stored = unavailable(lambda: self._deliver(args=args))
+        if len(stored) < 2 * len(addresses):  # some were gone: RCPT need not accept them
+            for gone in set(addresses).difference(a.decode() for a in stored[::2]):
+                self._live.forget(gone)
         messages: list[StoredMessage] = []
         for n in range(0, len(stored), 2):
             address = stored[n].decode()
@@ -445,6 +498,7 @@ class RedisStore:
         Waits on it end with :class:`InboxNotFound` in every process.
         """
         folded = _live_form(address)
+        self._live.forget(folded)
         purged: int = unavailable(lambda: self._delete(args=[folded]))
         if purged < 0:
             raise InboxNotFound(_NOT_FOUND.format(address[:80]))
@@ -455,6 +509,10 @@ class RedisStore:
         """Purge what is left of every inbox whose time is up, return how many."""
         swept: int = unavailable(lambda: self._sweep(args=[]))
         return swept
+
+    def check(self) -> None:
+        """Return if Redis answers a ``PING``; raise ``StoreUnavailable`` if it does not."""
+        unavailable(self._redis.ping)
 
     def stats(self) -> dict[str, int]:
         """Count live inboxes, stored messages, stored bytes and evictions, over every process."""
@@ -499,7 +557,7 @@ class RedisStore:
             raise InboxNotFound(_NOT_FOUND.format(address[:80]))
         return cleared
 
-    def take_fault(self, address: str, stage: Stage) -> Fault | None:
+    async def take_fault(self, address: str, stage: Stage) -> Fault | None:
         """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
 
         Raises :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is down.
@@ -507,7 +565,11 @@ class RedisStore:
         folded = fold_address(address)
         if not folded.isascii():
             return None
-        taken: bytes | None = unavailable(lambda: self._take_fault(args=[folded, stage]))
+        connection = self._pipelined()
+        if connection is not None:
+            taken: bytes | None = await connection.run(self._take_fault_script, folded, stage)
+        else:
+            taken = unavailable(lambda: self._take_fault(args=[folded, stage]))
         return None if taken is None else read_fault(taken)
 
     # --- close ----------------------------------------------------------------------
@@ -517,7 +579,23 @@ class RedisStore:
         self._closed = True
         self._listener.stop()
         self._waiters.wake_every()
+        self._live.clear()
+        connection, self._connection = self._connection, None
+        if connection is not None and connection.loop is not None:
+            _on_loop(connection.loop, connection.close)
         self._redis.connection_pool.disconnect()
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
+    """Run ``call`` on ``loop``: now if it is the running loop, else soon (unless it is closed)."""
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if loop is running:
+        call()
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(call)
 
 
 def _live_form(address: str) -> str:

@@ -117,15 +117,15 @@ class InboxHandler:
             refused[TOO_MANY_RECIPIENTS] += 1
             return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
         try:
-            if not self.store.accepts(address):
+            if not await self.store.accepts(address):
                 return self._refuse(session, address)
-            fault = self._take_fault(envelope, address, "rcpt")
+            fault = await self._take_fault(envelope, address, "rcpt")
             if fault is not None:
                 reply = await _strike(server, fault)
                 if reply is not None:
                     refused[INJECTED_FAULT] += 1
                     return reply
-                if not self.store.accepts(address):  # deleted during the delay
+                if not await self.store.accepts(address):  # deleted during the delay
                     return self._refuse(session, address)
         except StoreUnavailable as exc:
             refused[STORE_UNAVAILABLE] += 1
@@ -150,13 +150,13 @@ class InboxHandler:
             faults = [
                 fault
                 for address in (dict.fromkeys(envelope.rcpt_tos) if self.store.faults_added else ())
-                if (fault := self._take_fault(envelope, address, "data")) is not None
+                if (fault := await self._take_fault(envelope, address, "data")) is not None
             ]
             if faults:
                 reply = await _strike(server, data_answer(faults))
                 if reply is not None:
                     return reply
-            stored = self.store.deliver(mail_from, envelope.rcpt_tos, raw)
+            stored = await self.store.deliver(mail_from, envelope.rcpt_tos, raw)
         except StoreUnavailable as exc:
             return self._store_down(exc)
         if not stored:
@@ -183,7 +183,7 @@ class InboxHandler:
         # The address is not echoed: it may hold bytes that cannot be encoded.
         return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
 
-    def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
+    async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.
 
         A transaction takes at most one fault per address: a delayed RCPT does
@@ -195,7 +195,7 @@ class InboxHandler:
         key = address.lower()
         if key in taken:
             return None
-        fault = self.store.take_fault(address, stage)
+        fault = await self.store.take_fault(address, stage)
         if fault is not None:
             taken.add(key)
         return fault

@@ -11,9 +11,14 @@ holds every one to the same behaviour.
 Threads: the server's loop calls the store (SMTP deliveries, HTTP requests,
 expiry), and so does the in-process path, from the test's own thread, while the
 loop runs. Every member may therefore be called from any thread at any time,
-except the coroutines (:meth:`InboxStore.wait`, :meth:`InboxStore.follow`),
-which run on the loop that serves the store. Nothing here does I/O on the loop
-for long: a store that talks to a server of its own keeps each call short.
+except the coroutines, which run on the loop that serves the store (the one
+:meth:`InboxStore.start` was awaited on; a store may also serve them on
+another loop, more slowly): the waits (:meth:`InboxStore.wait`,
+:meth:`InboxStore.follow`) and the SMTP side's members
+(:meth:`InboxStore.accepts`, :meth:`InboxStore.deliver`,
+:meth:`InboxStore.take_fault`), so that a store that talks to a server of its
+own lets the loop serve other sessions while it waits for an answer. Nothing
+here does I/O on the loop for long: such a store keeps every other call short.
 """
 
 from __future__ import annotations
@@ -155,7 +160,7 @@ class InboxStore(Protocol):
         """
         ...
 
-    def accepts(self, address: str) -> bool:
+    async def accepts(self, address: str) -> bool:
         """Tell whether mail to ``address`` (any case) has a live inbox.
 
         Called for each ``RCPT TO``: it must be cheap and must not check the
@@ -165,7 +170,9 @@ class InboxStore(Protocol):
         """
         ...
 
-    def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
+    async def deliver(
+        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+    ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
 
         Recipients without a live inbox, and repeats of one (any case), get
@@ -259,6 +266,15 @@ class InboxStore(Protocol):
         """Count ``inboxes`` (live), ``messages``, ``stored_bytes`` and ``evictions`` so far."""
         ...
 
+    def check(self) -> None:
+        """Return if the store answers; raise ``StoreUnavailable`` if it does not.
+
+        Raises :class:`~pytest_tempinbox.errors.StoreUnavailable`. What
+        ``GET /api/ready`` asks, as often as a load balancer probes: it must be
+        cheap and change nothing.
+        """
+        ...
+
     def add_fault(self, address: str, fault: Fault) -> None:
         """Queue ``fault`` for the next deliveries to the inbox at ``address``.
 
@@ -281,7 +297,7 @@ class InboxStore(Protocol):
         """
         ...
 
-    def take_fault(self, address: str, stage: Stage) -> Fault | None:
+    async def take_fault(self, address: str, stage: Stage) -> Fault | None:
         """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
 
         None when the address has no live inbox, no pending fault, or a first

@@ -90,6 +90,9 @@ class Store:
     def __len__(self) -> int:
         return len(self._inboxes)
 
+    def check(self) -> None:
+        """Return: the store is this process's memory, which always answers."""
+
     def stats(self) -> dict[str, int]:
         """Count live inboxes, stored messages, stored bytes and evictions so far."""
         with self._lock:
@@ -164,7 +167,7 @@ class Store:
             )
         return inbox
 
-    def accepts(self, address: str) -> bool:
+    async def accepts(self, address: str) -> bool:
         """Tell whether mail to ``address`` (any case) has a live inbox to go to."""
         return self._live(fold_address(address)) is not None
 
@@ -186,7 +189,9 @@ class Store:
         with self._lock:
             return self.get(address).messages_after(after)
 
-    def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
+    async def deliver(
+        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+    ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
 
         Recipients without a live inbox (and repeats) get nothing. Returns the
@@ -398,7 +403,7 @@ class Store:
         """Tell whether a fault was ever queued: until then, deliveries need not look for one."""
         return self._faults_added
 
-    def take_fault(self, address: str, stage: Stage) -> Fault | None:
+    async def take_fault(self, address: str, stage: Stage) -> Fault | None:
         """Consume the fault that the next delivery to ``address`` (any case) gets at ``stage``.
 
         None when the address has no live inbox, no pending fault, or a first

@@ -2,7 +2,8 @@
 
 ``memory`` is :class:`~.store.Store`, in this process. A ``redis://`` or
 ``rediss://`` URL is the Redis store (:mod:`.redis_store`), which several
-servers can share; redis-py (the ``redis`` extra) is imported only then.
+servers can share; redis-py and hiredis (the ``redis`` extra) are imported
+only then.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .store import Store
 __all__ = ["open_store"]
 
 REDIS_EXTRA_MISSING = (
-    "the Redis store needs the redis package, which is not installed: "
+    "the Redis store needs the {} package, which is not installed: "
     "pip install 'pytest-tempinbox[redis]'"
 )
 
@@ -24,7 +25,7 @@ def open_store(config: ServerConfig) -> InboxStore:
     """The store ``config.store`` names, with the configuration's domains and limits.
 
     Raises :class:`~pytest_tempinbox.errors.ServerStartError` when the Redis
-    store is asked for and redis-py is not installed. Nothing is connected
+    store is asked for and redis-py or hiredis is not installed. Nothing is connected
     yet: the server checks that the store answers when it starts.
     """
     if config.store == DEFAULT_STORE:
@@ -37,9 +38,9 @@ def open_store(config: ServerConfig) -> InboxStore:
     try:
         from .redis_store import RedisStore
     except ImportError as exc:
-        if exc.name != "redis":
+        if exc.name not in ("redis", "hiredis"):
             raise
-        raise ServerStartError(REDIS_EXTRA_MISSING) from None
+        raise ServerStartError(REDIS_EXTRA_MISSING.format(exc.name)) from None
     return RedisStore(
         config.store,
         config.domains,

@@ -20,6 +20,7 @@ from pytest_tempinbox.server.store import Store
 
 from ..helpers import record
 from .faults_support import TIMEOUT, add, assert_problem, generate, pending, send, stored
+from .store_support import take_fault
 
 # --- the API: adding, listing, clearing ----------------------------------------------
 
@@ -318,10 +319,10 @@ def test_the_store_takes_faults_only_of_live_inboxes() -> None:
     store = Store()
     address = store.generate().address
     store.get(address).faults.add(Fault(stage="rcpt", code=451, message="4.0.0 x", times=5))
-    assert store.take_fault(address.upper(), "rcpt") is not None
-    assert store.take_fault("nobody@tempinbox.test", "rcpt") is None
+    assert take_fault(store, address.upper(), "rcpt") is not None
+    assert take_fault(store, "nobody@tempinbox.test", "rcpt") is None
     store.delete(address)
-    assert store.take_fault(address, "rcpt") is None
+    assert take_fault(store, address, "rcpt") is None
 
 
 def test_dropped_sessions_do_not_count_against_the_connection_limit(

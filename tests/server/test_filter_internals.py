@@ -26,6 +26,7 @@ from pytest_tempinbox.server.store import Store, StoredMessage
 
 from ..helpers import make_message, send
 from .filters_support import subjects
+from .store_support import deliver
 
 # --- what the server keeps, and the hot path --------------------------------------------
 
@@ -50,7 +51,7 @@ def test_facets_are_the_same_from_the_parse_and_from_the_json() -> None:
     )
     store = Store()
     inbox = store.generate()
-    fresh, parsed_first = (store.deliver("a@b.test", [inbox.address], raw)[0] for _ in range(2))
+    fresh, parsed_first = (deliver(store, "a@b.test", [inbox.address], raw)[0] for _ in range(2))
     assert parsed_first.json  # its facets now come from the JSON
 
     expected = ("Café", "Billing@Shop.test", ("Hello there",))
@@ -67,7 +68,7 @@ def test_messages_now_hops_to_the_loop_for_a_large_unfiltered_parse_only_with_a_
     store = Store()
     inbox = store.generate()
     big = b"Subject: big\r\n\r\n" + b"x" * INLINE_PARSE_BYTES + b"\r\n"
-    store.deliver("a@b.test", [inbox.address], big)
+    deliver(store, "a@b.test", [inbox.address], big)
 
     assert messages_now(store, inbox.address, None, None, 1024, subject="big") is None
     reply = messages_now(store, inbox.address, None, None, None, subject="big")
@@ -94,10 +95,10 @@ def test_store_wait_with_select_goes_on_past_what_it_drops() -> None:
             store.wait(inbox.address, timeout=30, select=_subject_is("yes"))
         )
         await asyncio.sleep(0.05)
-        store.deliver("a@b.test", [inbox.address], b"Subject: no\r\n\r\n.\r\n")
+        await store.deliver("a@b.test", [inbox.address], b"Subject: no\r\n\r\n.\r\n")
         await asyncio.sleep(0.05)
         assert not waiting.done()
-        store.deliver("a@b.test", [inbox.address], b"Subject: yes\r\n\r\n.\r\n")
+        await store.deliver("a@b.test", [inbox.address], b"Subject: yes\r\n\r\n.\r\n")
         return await asyncio.wait_for(waiting, 5)
 
     found = asyncio.run(main())
@@ -118,7 +119,7 @@ def test_store_wait_with_select_looks_at_each_message_once() -> None:
         waiting = asyncio.create_task(store.wait(inbox.address, timeout=0.5, select=select))
         for _ in range(3):
             await asyncio.sleep(0.05)
-            store.deliver("a@b.test", [inbox.address], b"Subject: no\r\n\r\n.\r\n")
+            await store.deliver("a@b.test", [inbox.address], b"Subject: no\r\n\r\n.\r\n")
         return await waiting
 
     assert asyncio.run(main()) == []
@@ -173,7 +174,7 @@ def test_the_server_keeps_what_the_python_filters_keep(
     message["From"] = "Shop <Billing@Shop.test>"
     message["Subject"] = subject.replace("\n", " ")  # a header holds no line break
     message.set_content(f"<p>{body}</p>" if html else body, subtype="html" if html else "plain")
-    store.deliver("a@b.test", [inbox.address], message.as_bytes())
+    deliver(store, "a@b.test", [inbox.address], message.as_bytes())
     reply = messages_now(
         store,
         inbox.address,

@@ -25,6 +25,7 @@ from pytest_tempinbox.server.stored_message import StoredMessage
 
 from ..helpers import CLIENT_NAME, make_message
 from .api_support import assert_problem
+from .events_support import Events
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -38,15 +39,17 @@ class FlakyStore(Store):
         if self.down:
             raise StoreUnavailable("the store does not answer: connection refused")
 
-    def accepts(self, address: str) -> bool:
+    async def accepts(self, address: str) -> bool:
         """Tell whether ``address`` is live, unless the store is down."""
         self._check()
-        return super().accepts(address)
+        return await super().accepts(address)
 
-    def deliver(self, mail_from: str, rcpt_to: Sequence[str], raw: bytes) -> list[StoredMessage]:
+    async def deliver(
+        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+    ) -> list[StoredMessage]:
         """Store the message, unless the store is down."""
         self._check()
-        return super().deliver(mail_from, rcpt_to, raw)
+        return await super().deliver(mail_from, rcpt_to, raw)
 
     def messages(self, address: str, after: str | None = None) -> list[StoredMessage]:
         """The inbox's messages, unless the store is down."""
@@ -64,6 +67,15 @@ class FlakyStore(Store):
         """The inbox's messages, waiting for one, unless the store is down."""
         self._check()
         return await super().wait(address, after=after, timeout=timeout, select=select)
+
+    async def follow(self, address: str, cursor: str, timeout: float) -> list[StoredMessage]:
+        """The messages after ``cursor``, waiting for one, unless the store is down."""
+        self._check()
+        return await super().follow(address, cursor, timeout)
+
+    def check(self) -> None:
+        """Return, unless the store is down."""
+        self._check()
 
     def stats(self) -> dict[str, int]:
         """The counts, unless the store is down."""
@@ -83,6 +95,28 @@ def flaky() -> Iterator[tuple[InboxServer, FlakyStore]]:
     server.store = store  # before start: SMTP and the API are made with it
     with server:
         yield server, store
+
+
+def test_an_event_stream_holds_through_a_store_outage(http: requests.Session) -> None:
+    server = InboxServer(event_heartbeat=0.1)
+    store = FlakyStore(server.store.domains)
+    server.store = store
+    with server:
+        email = http.post(server.api_url + "/generate", timeout=10).json()["email"]
+        events = Events(http, f"{server.api_url}/events/{email}")
+        try:
+            store.down = True
+            time.sleep(0.5)  # the stream meets the store down, and holds on
+            store.down = False
+            with smtplib.SMTP(
+                server.smtp_host, server.smtp_port, local_hostname=CLIENT_NAME
+            ) as smtp:
+                smtp.sendmail("app@example.com", [email], make_message(email).as_bytes())
+            id, summary = events.next_message()
+            assert summary["id"] == id
+            assert ": the store does not answer; trying again" in events.comments
+        finally:
+            events.close()
 
 
 def _metrics(server: InboxServer, http: requests.Session) -> dict[str, float]:
@@ -116,6 +150,17 @@ def test_ready_answers_ready_while_the_store_answers(
     response = http.get(server.api_url + "/ready", timeout=10)
     assert response.status_code == 200
     assert response.json() == {"status": "ready"}
+
+
+def test_ready_answers_shutting_down_once_the_smtp_listener_stops(
+    private_server: InboxServer, http: requests.Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the SMTP service reports from the moment it closes its listener.
+    monkeypatch.setattr(private_server.counters, "smtp_listening", lambda: False)
+    response = http.get(private_server.api_url + "/ready", timeout=10)
+    assert_problem(response, 503, "shutting_down")
+    assert "stopping" in response.json()["detail"]
+    assert http.get(private_server.api_url + "/health", timeout=10).status_code == 200
 
 
 def test_health_and_ready_answer_in_process(server: InboxServer) -> None:
@@ -182,20 +227,28 @@ def test_metrics_count_each_reason_to_refuse_a_recipient(http: requests.Session)
     assert metrics[refused % "unknown_recipient"] == 0
 
 
-def test_metrics_see_a_pending_long_poll(server: InboxServer, http: requests.Session) -> None:
+@pytest.mark.parametrize("through", ["http", "in-process"])
+def test_metrics_see_a_pending_long_poll(
+    server: InboxServer, http: requests.Session, through: str
+) -> None:
     email = http.post(server.api_url + "/generate", timeout=10).json()["email"]
     with requests.Session() as waiting:
         waiting.trust_env = False
-        thread = threading.Thread(
-            target=lambda: waiting.get(
-                f"{server.api_url}/messages/{email}", params={"wait": 2}, timeout=10
-            )
-        )
+        transport = server.local_transport()
+
+        def wait() -> None:
+            if through == "http":
+                url = f"{server.api_url}/messages/{email}"
+                waiting.get(url, params={"wait": 2}, timeout=10)
+            else:
+                transport.request("GET", f"/messages/{email}", params={"wait": "2"}, timeout=10)
+
+        thread = threading.Thread(target=wait)
         thread.start()
         try:
             deadline = time.monotonic() + 5
             while _metrics(server, http)["tempinbox_pending_long_polls"] < 1:
-                assert time.monotonic() < deadline, "the long-poll was never counted"
+                assert time.monotonic() < deadline, f"the long-poll ({through}) was never counted"
                 time.sleep(0.02)
         finally:
             http.delete(f"{server.api_url}/delete/{email}", timeout=10)  # ends the wait

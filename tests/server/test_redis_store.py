@@ -1,7 +1,9 @@
 """What only the Redis store does: several processes on one Redis, and Redis going away.
 
 Two :class:`RedisStore` objects on one real ``redis-server`` stand for two
-server processes: they share nothing but Redis. The behaviour every store holds
+server processes: they share nothing but Redis. Both are served on one loop
+(``store_support.py``), as a server serves its store: the SMTP side's members
+go through their pipelined connections. The behaviour every store holds
 to is in ``test_store_contract.py``, which runs against Redis too.
 """
 
@@ -11,6 +13,7 @@ import asyncio
 import statistics
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,10 +21,14 @@ from pytest_tempinbox.errors import InboxNotFound, StoreUnavailable
 from pytest_tempinbox.models import Fault
 
 from ..redis_process import RedisProcess
+from .store_support import ServingLoop, accepts, deliver, run, take_fault
 
 redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 
 from pytest_tempinbox.server.redis_store import RedisStore  # noqa: E402
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 RAW = b"Subject: hi\r\nFrom: App <app@example.test>\r\n\r\nyour code is 424242\r\n"
 
@@ -29,13 +36,13 @@ RAW = b"Subject: hi\r\nFrom: App <app@example.test>\r\n\r\nyour code is 424242\r
 @pytest.fixture
 def stores(redis_url: str) -> Iterator[tuple[RedisStore, RedisStore]]:
     """Two stores on one Redis, as two server processes would have."""
-    one = RedisStore(redis_url, ["tempinbox.test"])
-    other = RedisStore(redis_url, ["tempinbox.test"])
+    serving = ServingLoop()
+    one = serving.serve(RedisStore(redis_url, ["tempinbox.test"]))
+    other = serving.serve(RedisStore(redis_url, ["tempinbox.test"]))
     try:
         yield one, other
     finally:
-        one.close()
-        other.close()
+        serving.close()
 
 
 def test_an_inbox_made_by_one_process_gets_mail_through_another(
@@ -44,8 +51,8 @@ def test_an_inbox_made_by_one_process_gets_mail_through_another(
     one, other = stores
     inbox = one.generate()
     assert other.get(inbox.address).created_at == inbox.created_at
-    assert other.accepts(inbox.address.upper())
-    (stored,) = other.deliver("app@example.test", [inbox.address], RAW)
+    assert accepts(other, inbox.address.upper())
+    (stored,) = deliver(other, "app@example.test", [inbox.address], RAW)
     (read,) = one.messages(inbox.address)
     assert (read.id, read.raw, read.envelope, read.received_at) == (
         stored.id,
@@ -72,7 +79,7 @@ def test_generated_addresses_and_ids_are_unique_and_sorted_across_processes(
     addresses = {store.generate().address for store in stores for _ in range(100)}
     assert len(addresses) == 200
     inbox = one.generate()
-    delivered = [m.id for n in range(40) for m in stores[n % 2].deliver("", [inbox.address], RAW)]
+    delivered = [m.id for n in range(40) for m in deliver(stores[n % 2], "", [inbox.address], RAW)]
     assert delivered == sorted(delivered)
     assert [m.id for m in other.messages(inbox.address)] == delivered
 
@@ -82,7 +89,7 @@ def test_a_message_is_parsed_once_for_every_process(
 ) -> None:
     one, other = stores
     inbox = one.generate()
-    one.deliver("", [inbox.address], RAW)
+    deliver(one, "", [inbox.address], RAW)
     (first,) = one.messages(inbox.address)
     assert not first.is_parsed
     parsed = first.json
@@ -107,12 +114,12 @@ def test_a_wait_wakes_within_milliseconds_of_another_process_delivering(
             await asyncio.sleep(0.002)
             assert not following.done()
             started = time.perf_counter()
-            other.deliver("", [inbox.address], RAW)
+            await other.deliver("", [inbox.address], RAW)
             assert len(await asyncio.wait_for(following, 5)) == 1
             latencies.append(time.perf_counter() - started)
         return latencies
 
-    median = statistics.median(asyncio.run(scenario()))
+    median = statistics.median(run(one, scenario()))
     with capsys.disabled():
         print(f"\nmedian wake latency across processes: {median * 1000:.2f} ms")
     assert median < 0.05
@@ -132,7 +139,7 @@ def test_a_delete_in_one_process_ends_a_wait_in_another(
         await asyncio.wait_for(waiting, 1)
 
     with pytest.raises(InboxNotFound):
-        asyncio.run(scenario())
+        run(one, scenario())
 
 
 def test_an_expiry_in_redis_ends_a_wait_without_a_sweep(
@@ -148,9 +155,9 @@ def test_an_expiry_in_redis_ends_a_wait_without_a_sweep(
 
     started = time.monotonic()
     with pytest.raises(InboxNotFound):
-        asyncio.run(scenario())
+        run(one, scenario())
     assert time.monotonic() - started < 1
-    assert not other.accepts(inbox.address)
+    assert not accepts(other, inbox.address)
     assert client.exists(f"tempinbox:{{{inbox.address}}}:inbox") == 0
     client.close()
 
@@ -170,15 +177,15 @@ def test_a_fault_added_through_one_process_strikes_in_another(
                 return
             await asyncio.sleep(0.01)
 
-    asyncio.run(scenario())
+    run(one, scenario())
     assert other.faults_added
-    assert other.take_fault(inbox.address, "rcpt") == Fault(
+    assert take_fault(other, inbox.address, "rcpt") == Fault(
         stage="rcpt", code=451, message="4.0.0 x", times=1
     )
     assert one.pending_faults(inbox.address)[0].times == 1
     # A process started after the fault learns of it at its first RCPT, or at start().
     late, later = RedisStore(one.url), RedisStore(one.url)
-    assert late.accepts(inbox.address)
+    assert accepts(late, inbox.address)
     assert late.faults_added
     asyncio.run(later.start())
     assert later.faults_added
@@ -202,7 +209,7 @@ def test_an_inbox_keys_share_one_cluster_slot(stores: tuple[RedisStore, RedisSto
 
     one, _ = stores
     inbox = one.generate(ttl=60)
-    one.deliver("", [inbox.address], RAW)
+    deliver(one, "", [inbox.address], RAW)
     one.add_fault(inbox.address, Fault(stage="data", disconnect=True))
     client = redis.Redis.from_url(one.url)
     keys = client.keys(f"tempinbox:{{{inbox.address}}}:*")
@@ -218,14 +225,17 @@ def test_close_ends_waits_and_stops_listening(stores: tuple[RedisStore, RedisSto
     async def scenario() -> list[object]:
         waiting = asyncio.create_task(one.wait(inbox.address, timeout=30))
         await asyncio.sleep(0.05)
+        subscriptions = asyncio.all_tasks() - {asyncio.current_task(), waiting}
+        assert len(subscriptions) == 2  # one's and the other's
         one.close()
         found = await asyncio.wait_for(waiting, 1)
         await asyncio.sleep(0.01)
-        listeners = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        assert listeners == []
+        left = asyncio.all_tasks() - {asyncio.current_task()}
+        assert len(left) == 1
+        assert left < subscriptions  # the other store listens on
         return list(found)
 
-    assert asyncio.run(scenario()) == []
+    assert run(one, scenario()) == []
 
 
 def test_redis_down_raises_store_unavailable_and_recovers(
@@ -242,24 +252,29 @@ def test_redis_down_raises_store_unavailable_and_recovers(
             await asyncio.wait_for(waiting, 5)
         for call in (
             lambda: one.get(inbox.address),
-            lambda: one.accepts(inbox.address),
-            lambda: one.take_fault(inbox.address, "rcpt"),
-            lambda: other.deliver("", [inbox.address], RAW),
             lambda: other.generate(),
             lambda: other.stats(),
+            lambda: other.check(),
             lambda: other.refusals.find(),
         ):
             with pytest.raises(StoreUnavailable):
                 call()
+        for round_trip in (
+            one.accepts(inbox.address),
+            one.take_fault(inbox.address, "rcpt"),
+            other.deliver("", [inbox.address], RAW),
+        ):
+            with pytest.raises(StoreUnavailable):
+                await round_trip
         redis_process.start()  # empty again: no persistence here
         again = other.generate(address=inbox.address)
         waiting = asyncio.create_task(one.wait(again.address, timeout=30))
         await asyncio.sleep(0.3)  # the listener subscribes again after its backoff
         assert not waiting.done()
-        other.deliver("", [again.address], RAW)
+        await other.deliver("", [again.address], RAW)
         assert len(await asyncio.wait_for(waiting, 2)) == 1
 
-    asyncio.run(scenario())
+    run(one, scenario())
 
 
 def test_an_address_no_inbox_can_have_is_refused_without_asking_redis(
@@ -267,9 +282,9 @@ def test_an_address_no_inbox_can_have_is_refused_without_asking_redis(
 ) -> None:
     one, _ = stores
     undecodable = "\udcff@tempinbox.test"  # what an SMTP client's stray byte becomes
-    assert not one.accepts(undecodable)
-    assert one.take_fault(undecodable, "rcpt") is None
-    assert one.deliver("", [undecodable], RAW) == []
+    assert not accepts(one, undecodable)
+    assert take_fault(one, undecodable, "rcpt") is None
+    assert deliver(one, "", [undecodable], RAW) == []
     with pytest.raises(InboxNotFound):
         one.messages("d\u00e9j\u00e0@tempinbox.test")
 
@@ -284,8 +299,63 @@ def test_a_full_redis_is_a_store_unavailable_not_a_lost_message(
         client.config_set("maxmemory", 1)  # every write is refused: Redis is "full"
         try:
             with pytest.raises(StoreUnavailable, match="Redis does not answer"):
-                one.deliver("app@example.test", [inbox.address], RAW)
+                deliver(one, "app@example.test", [inbox.address], RAW)
         finally:
             client.config_set("maxmemory", 0)
-    (stored,) = one.deliver("app@example.test", [inbox.address], RAW)
+    (stored,) = deliver(one, "app@example.test", [inbox.address], RAW)
     assert [message.id for message in one.messages(inbox.address)] == [stored.id]
+
+
+def _rcpt_lookups(client: Redis) -> int:
+    """How many times Redis was asked whether an inbox is live (``PTTL``, ``EXISTS``)."""
+    stats = client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{name}", {}).get("calls", 0)) for name in ("pttl", "exists"))
+
+
+def test_rcpt_asks_redis_once_about_an_inbox_and_never_about_its_own(
+    stores: tuple[RedisStore, RedisStore], redis_url: str
+) -> None:
+    one, other = stores
+    mine, theirs = one.generate(), other.generate()
+    with redis.Redis.from_url(redis_url) as client:
+        before = _rcpt_lookups(client)
+        assert all(accepts(one, mine.address) for _ in range(20))
+        assert _rcpt_lookups(client) == before
+        assert all(accepts(one, theirs.address.upper()) for _ in range(20))
+        assert _rcpt_lookups(client) == before + 1
+
+
+def test_a_delete_through_another_process_is_refused_at_rcpt_here(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+    assert accepts(one, inbox.address)
+    other.delete(inbox.address)
+    deadline = time.monotonic() + 5
+    while accepts(one, inbox.address):  # until the notice arrives: a millisecond or so
+        assert time.monotonic() < deadline, "the delete never reached the other process"
+        time.sleep(0.001)
+    assert deliver(one, "", [inbox.address], RAW) == []
+
+
+def test_an_inbox_gone_without_a_notice_is_refused_at_data_then_at_rcpt(
+    stores: tuple[RedisStore, RedisStore], redis_url: str
+) -> None:
+    one, _ = stores
+    inbox = one.generate()
+    with redis.Redis.from_url(redis_url) as client:  # as FLUSHALL would: nobody is told
+        client.delete(f"tempinbox:{{{inbox.address}}}:inbox")
+    assert accepts(one, inbox.address)  # still vouched for
+    assert deliver(one, "", [inbox.address], RAW) == []  # nothing stored for it
+    assert not accepts(one, inbox.address)  # and no longer vouched for
+
+
+def test_an_inbox_about_to_expire_is_asked_about_again(
+    stores: tuple[RedisStore, RedisStore],
+) -> None:
+    one, _ = stores
+    inbox = one.generate(ttl=0.05)  # within the margin: never vouched for
+    assert accepts(one, inbox.address)
+    time.sleep(0.06)
+    assert not accepts(one, inbox.address)

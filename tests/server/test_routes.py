@@ -75,6 +75,7 @@ def test_the_problem_table_holds_every_error_class_with_its_status() -> None:
         errors.HEADER_TOO_LARGE,
         errors.HOST_NOT_ALLOWED,
         errors.TLS_OFF,
+        errors.SHUTTING_DOWN,
         errors.INTERNAL_ERROR,
     }
 

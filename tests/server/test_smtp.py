@@ -316,7 +316,7 @@ def test_handler_exception_answers_451_without_internals_and_is_logged(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def broken_deliver(*args: object) -> list[object]:
+    async def broken_deliver(*args: object) -> list[object]:
         raise RuntimeError("secret internals")
 
     address = generate(http, private_server)

@@ -15,6 +15,8 @@ from pytest_tempinbox.server.addresses import normalize_address
 from pytest_tempinbox.server.inbox_record import InboxRecord
 from pytest_tempinbox.server.store import Store
 
+from .store_support import deliver
+
 RAW = b"Subject: hi\r\n\r\nbody\r\n"
 
 
@@ -38,7 +40,7 @@ def test_lookups_hand_out_the_stores_own_records() -> None:
     inbox = store.generate()
     assert isinstance(inbox, InboxRecord)
     assert store.get(inbox.address.upper()) is inbox
-    (stored,) = store.deliver("", [inbox.address], RAW)
+    (stored,) = deliver(store, "", [inbox.address], RAW)
     assert store.message(inbox.address, stored.id) is stored
     assert inbox.messages == [stored]
     assert inbox.by_id == {stored.id: stored}
@@ -49,8 +51,8 @@ def test_a_record_reads_after_a_message_or_since_any_id() -> None:
     store = Store()
     inbox, other = store.generate(), store.generate()
     for _ in range(3):
-        store.deliver("", [inbox.address], RAW)
-    (elsewhere,) = store.deliver("", [other.address], RAW)
+        deliver(store, "", [inbox.address], RAW)
+    (elsewhere,) = deliver(store, "", [other.address], RAW)
     first, second, third = inbox.messages
     assert inbox.messages_after(first.id) == [second, third]
     assert inbox.messages_after(third.id) == []
@@ -65,7 +67,7 @@ def test_a_record_reads_after_a_message_or_since_any_id() -> None:
 def test_stored_bytes_and_the_length_follow_the_inboxes() -> None:
     store = Store()
     inbox = store.generate()
-    store.deliver("", [inbox.address], b"x" * 1000)
+    deliver(store, "", [inbox.address], b"x" * 1000)
     assert (store.stored_bytes, len(store)) == (1000, 1)
     store.delete(inbox.address)
     assert (store.stored_bytes, len(store)) == (0, 0)
