@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import hashlib
 import ssl
 from collections.abc import Callable
@@ -209,6 +210,32 @@ class RedisConnection:
                 raise
         return await self.call(b"EVAL", script.body, 0, *args)  # loads it for the next time
 
+    def send(self, script: Script, *args: bytes | str | int) -> bool:
+        """Run ``script`` without waiting for its reply, which is dropped; errors too.
+
+        For what is worth doing but not worth a wait. False, and nothing is
+        sent, when the connection is not up; from the connection's loop only.
+        """
+        protocol = self._protocol
+        if protocol is None or protocol.closed:
+            return False
+        reply = protocol.request(_pack((b"EVALSHA", script.sha, 0, *args)))
+        reply.add_done_callback(functools.partial(self._sent, script, args))
+        return True
+
+    def _sent(
+        self, script: Script, args: tuple[bytes | str | int, ...], reply: asyncio.Future[Any]
+    ) -> None:
+        error = None if reply.cancelled() else reply.exception()
+        protocol = self._protocol
+        if (
+            isinstance(error, hiredis.ReplyError)
+            and str(error).startswith("NOSCRIPT")
+            and protocol is not None
+            and not protocol.closed
+        ):
+            protocol.request(_pack((b"EVAL", script.body, 0, *args))).add_done_callback(_dropped)
+
     async def subscribe(self, channel: str, on_message: Callable[[bytes], None]) -> None:
         """Subscribe to ``channel``: ``on_message`` gets the data of each message, on the loop.
 
@@ -321,6 +348,12 @@ class RedisConnection:
         if options.get("ssl_certfile"):
             context.load_cert_chain(options["ssl_certfile"], options.get("ssl_keyfile"))
         return context
+
+
+def _dropped(reply: asyncio.Future[Any]) -> None:
+    """Take a reply nobody waits for, error included (asyncio would log it otherwise)."""
+    if not reply.cancelled():
+        reply.exception()
 
 
 def _close_made(connecting: asyncio.Task[_Protocol]) -> None:

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
@@ -156,6 +157,7 @@ class RedisStore:
         self._take_fault = register(scripts.TAKE_FAULT)
         self._deliver_script = Script(scripts.DELIVER)
         self._take_fault_script = Script(scripts.TAKE_FAULT)
+        self._save_script = Script(scripts.SAVE_JSON)
         self._closed = False
         self._faults_added = False
         self._waiters = Waiters()
@@ -181,14 +183,10 @@ class RedisStore:
 
     def _pipelined(self) -> RedisConnection | None:
         """The pipelined connection if the running loop is the one it serves, else None."""
-        connection = self._connection
-        if connection is None:
+        connection, running = self._connection, _running_loop()
+        if connection is None or running is None or connection.loop is not running:
             return None
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            return None
-        return connection if connection.loop is running else None
+        return connection
 
     @property
     def closed(self) -> bool:
@@ -392,7 +390,24 @@ class RedisStore:
         return inbox, int(reply[4]), messages
 
     def _save_json(self, address: str, id: str, parsed: bytes) -> None:
-        """Keep a message's JSON form in Redis while the message is there; best effort."""
+        """Keep a message's JSON form in Redis while the message is there; best effort.
+
+        Once started, without waiting: sent on the pipelined connection from
+        its loop (soon, from another thread), so that the reader's answer does
+        not wait for it; a server reading the message in that instant parses it
+        again. Otherwise, or with that connection not up, one blocking round trip.
+        """
+        connection = self._connection
+        loop = None if connection is None else connection.loop
+        if connection is not None and loop is not None and not loop.is_closed():
+            send = functools.partial(connection.send, self._save_script, address, id, parsed)
+            if loop is _running_loop():
+                if send():
+                    return
+            else:
+                with contextlib.suppress(RuntimeError):  # RuntimeError: the loop just closed
+                    loop.call_soon_threadsafe(send)
+                    return
         with contextlib.suppress(*REDIS_DOWN):  # down: the next reader parses it again
             self._save(args=[address, id, parsed])
 
@@ -586,13 +601,16 @@ class RedisStore:
         self._redis.connection_pool.disconnect()
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
     """Run ``call`` on ``loop``: now if it is the running loop, else soon (unless it is closed)."""
-    try:
-        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if loop is running:
+    if loop is _running_loop():
         call()
     elif not loop.is_closed():
         loop.call_soon_threadsafe(call)

@@ -157,6 +157,30 @@ def test_a_script_is_sent_whole_when_redis_does_not_have_it(redis_url: str) -> N
         assert other.script_exists(script.sha.decode()) == [True]
 
 
+def test_a_script_sent_without_waiting_runs_even_when_redis_does_not_have_it(
+    redis_url: str,
+) -> None:
+    script = Script("return redis.call('INCR', ARGV[1])")
+
+    async def main() -> None:
+        connection = RedisConnection(redis_url)
+        try:
+            assert not connection.send(script, "runs")  # not connected yet: nothing sent
+            await connection.call(b"PING")
+            assert connection.send(script, "runs")  # NOSCRIPT: sent again whole
+            assert connection.send(script, "runs")
+            while await connection.call(b"GET", "runs") != b"2":
+                await asyncio.sleep(0.001)
+            connection.send(Script("return redis.call('NOSUCHCOMMAND')"))  # its error is dropped
+            assert await connection.call(b"PING") == b"PONG"
+        finally:
+            connection.close()
+
+    with client(redis_url) as other:
+        other.script_flush()
+        run(main)
+
+
 def test_an_error_of_a_script_is_a_reply_error(redis_url: str) -> None:
     async def main() -> None:
         connection = RedisConnection(redis_url)
