@@ -275,24 +275,26 @@ class RedisStore:
                 return False
             self._live.remember(folded, None if left < 0 else left / 1000)
             return True
-        if self._faults_added:
-            return bool(unavailable(lambda: self._redis.exists(key)))
-        return self._accepts_unsubscribed(key)
-
-    def _accepts_unsubscribed(self, key: str) -> bool:
-        """:meth:`accepts` before notices reach this process, which it sets out to receive.
-
-        Asks Redis in the same round trip whether another process added a
-        fault, so that the SMTP side looks for faults from its first RCPT on.
-        """
-        # Off the loop (a test's own thread), RuntimeError: the server's loop begins it.
-        with contextlib.suppress(RuntimeError):
-            if not self._closed:
-                self._listener.begin(asyncio.get_running_loop())
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.exists(key)
-        pipe.exists(scripts.FAULTS_ADDED)
-        live, faults = unavailable(pipe.execute)
+        # Notices do not reach this process (not yet, or Redis is down): set out to
+        # receive them, and ask also whether another process added a fault.
+        if not self._closed:
+            self._listener.begin(asyncio.get_running_loop())
+        connection = self._pipelined()
+        if connection is not None:
+            replies = await asyncio.gather(
+                connection.call(b"EXISTS", key),
+                connection.call(b"EXISTS", scripts.FAULTS_ADDED),
+                return_exceptions=True,
+            )
+            for reply in replies:
+                if isinstance(reply, BaseException):
+                    raise reply
+            live, faults = replies
+        else:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.exists(key)
+            pipe.exists(scripts.FAULTS_ADDED)
+            live, faults = unavailable(pipe.execute)
         if faults:
             self._faults_added = True
         return bool(live)
