@@ -75,6 +75,15 @@ def _store(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _dkim_keys(text: str) -> dict[str, str]:
+    from .checks.dkim import load_dkim_keys
+
+    try:
+        return load_dkim_keys(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _smtp_auth(text: str) -> SMTPAuth:
     try:
         return parse_smtp_auth(text)
@@ -160,6 +169,22 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="the SMTP address that /api/info reports, when clients reach this server "
         "through a load balancer (default: the listener's own)",
     )
+    parser.add_argument(
+        "--dkim-keys",
+        type=_dkim_keys,
+        default={},
+        metavar="FILE",
+        help='a JSON file mapping DNS names to DKIM TXT records, {"sel._domainkey.example.com": '
+        '"v=DKIM1; k=rsa; p=..."}: the keys that messages\' DKIM signatures are verified with '
+        "(never real DNS; needs the dkim extra)",
+    )
+    parser.add_argument(
+        "--no-link-checks",
+        dest="link_checks",
+        action="store_false",
+        help="refuse GET .../link-check: on a shared server, checking the links of any mail "
+        "it is sent makes it request any URL a sender writes",
+    )
     limits = parser.add_argument_group(
         "limits", f"what a client sees at each: {DOCS_URL}/limits.md"
     )
@@ -201,6 +226,8 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         smtp_auth=options.smtp_auth,
         store=options.store,
         public_smtp=options.public_smtp,
+        dkim_keys=options.dkim_keys,
+        link_checks=options.link_checks,
         **limits,
     )
 

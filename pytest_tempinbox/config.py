@@ -11,7 +11,7 @@ importing the server.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .limits import (
@@ -83,6 +83,9 @@ class ServerConfig:
     ``public_smtp`` is the SMTP address ``GET /api/info`` reports instead of
     the listener's own (``(host, port)``): a load balancer's, for servers
     behind one, so that clients which discover the server send through it.
+    ``dkim_keys`` maps DNS names to the TXT records that DKIM signatures are
+    verified with (kept as sorted pairs, so that the configuration stays
+    hashable); ``link_checks`` False makes the link-check route refuse.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -90,11 +93,13 @@ class ServerConfig:
         "allowed_hosts",
         "api_port",
         "data_line_limit",
+        "dkim_keys",
         "domains",
         "event_heartbeat",
         "host",
         "hostname",
         "inbox_ttl",
+        "link_checks",
         "max_connections",
         "max_messages_per_inbox",
         "max_recipients",
@@ -130,6 +135,8 @@ class ServerConfig:
         event_heartbeat: float = DEFAULT_HEARTBEAT,
         store: str = DEFAULT_STORE,
         public_smtp: tuple[str, int] | None = None,
+        dkim_keys: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        link_checks: bool = True,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -154,6 +161,9 @@ class ServerConfig:
         self.event_heartbeat: float = event_heartbeat
         self.store: str = parse_store(store)
         self.public_smtp: tuple[str, int] | None = public_smtp
+        pairs = dkim_keys.items() if isinstance(dkim_keys, Mapping) else dkim_keys
+        self.dkim_keys: tuple[tuple[str, str], ...] = tuple(sorted(pairs))
+        self.link_checks: bool = link_checks
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

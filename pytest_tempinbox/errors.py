@@ -14,6 +14,7 @@ __all__ = [
     "HEADER_TOO_LARGE",
     "HOST_NOT_ALLOWED",
     "INTERNAL_ERROR",
+    "LINK_CHECKS_OFF",
     "METHOD_NOT_ALLOWED",
     "NOT_FOUND",
     "PROBLEMS",
@@ -30,6 +31,8 @@ __all__ = [
     "PayloadTooLarge",
     "ServerStartError",
     "ServerUnavailable",
+    "SpamAssassinError",
+    "SpamAssassinMissing",
     "StoreUnavailable",
     "TempInboxError",
     "TooManyFaults",
@@ -122,6 +125,20 @@ class StoreUnavailable(TempInboxError):
     status = 503
 
 
+class SpamAssassinError(TempInboxError):
+    """Raised when SpamAssassin cannot score a message: it failed, timed out or said nothing."""
+
+    code = "spam_check_failed"
+    status = 503
+
+
+class SpamAssassinMissing(SpamAssassinError):
+    """Raised when the ``spamassassin`` program is not found; its message says what to install."""
+
+    code = "spamassassin_missing"
+    status = 501
+
+
 class ServerStartError(TempInboxError):
     """Raised when the server cannot start, most often because a port is already taken."""
 
@@ -167,6 +184,7 @@ HOST_NOT_ALLOWED = "host_not_allowed"
 TLS_OFF = "tls_off"
 INTERNAL_ERROR = "internal_error"
 SHUTTING_DOWN = "shutting_down"
+LINK_CHECKS_OFF = "link_checks_off"
 
 PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     InboxNotFound.code: (InboxNotFound.status, InboxNotFound),
@@ -186,6 +204,9 @@ PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     TooManyStreams.code: (TooManyStreams.status, TooManyStreams),
     StoreUnavailable.code: (StoreUnavailable.status, StoreUnavailable),
     SHUTTING_DOWN: (503, TempInboxError),
+    LINK_CHECKS_OFF: (403, TempInboxError),
+    SpamAssassinError.code: (SpamAssassinError.status, SpamAssassinError),
+    SpamAssassinMissing.code: (SpamAssassinMissing.status, SpamAssassinMissing),
     # Last, and apart: the server's own failure, never the fault of a request.
     INTERNAL_ERROR: (500, TempInboxError),
 }

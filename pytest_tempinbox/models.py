@@ -10,16 +10,25 @@ both ways beside its fields, where a reader of one looks for the other.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from .errors import TempInboxError
+from .errors import MailAssertionError, TempInboxError
+
+if TYPE_CHECKING:
+    from .checks.dkim import DkimResult
+    from .checks.html_support import HtmlCompatibility
+    from .checks.links import LinkReport
+    from .checks.spam import SpamReport
+    from .checks.unsubscribe import Unsubscribe
 
 __all__ = [
     "Address",
+    "AsyncBrowserPage",
     "Attachment",
+    "BrowserPage",
     "Envelope",
     "Fault",
     "Link",
@@ -27,6 +36,7 @@ __all__ = [
     "Message",
     "MessageSource",
     "Refusal",
+    "ScreenshotPage",
     "Stage",
     "format_timestamp",
     "parse_timestamp",
@@ -66,9 +76,49 @@ class MessageSource(Protocol):
     async def attachment_async(self, email: str, id: str, index: int) -> bytes:
         """Like :meth:`attachment`, awaitable."""
 
+    def html_url(self, email: str, id: str, *, remote_images: bool = False) -> str:
+        """The URL of message ``id``'s HTML as its recipient sees it (the server's viewer)."""
+
+
+class BrowserPage(Protocol):
+    """A browser page to show a message in: Playwright's ``Page``, or anything with ``goto``."""
+
+    def goto(self, url: str) -> Any:
+        """Go to ``url`` and return when it has loaded."""
+
+
+class ScreenshotPage(BrowserPage, Protocol):
+    """A browser page that also takes screenshots, as Playwright's ``Page`` does."""
+
+    def screenshot(self, *, path: str | None = None, full_page: bool | None = None) -> bytes:
+        """Return a PNG of the page (of all of it with ``full_page``), also written to ``path``."""
+
+
+class AsyncBrowserPage(Protocol):
+    """Playwright's async ``Page``, as :meth:`Message.open_async` uses it."""
+
+    async def goto(self, url: str) -> Any:
+        """Go to ``url`` and return when it has loaded."""
+
+    async def screenshot(self, *, path: str | None = None, full_page: bool | None = None) -> bytes:
+        """Return a PNG of the page (of all of it with ``full_page``), also written to ``path``."""
+
 
 def _unavailable() -> bytes:
     raise TempInboxError("this message was not fetched from a server, so it has no source")
+
+
+def _dkim(data: Mapping[str, Any] | None) -> DkimResult | None:
+    """The ``dkim`` of a message's JSON (None: a server that does not report it)."""
+    if data is None:
+        return None
+    from .checks.dkim import DkimResult
+
+    return DkimResult.from_json(data)
+
+
+def _unavailable_url() -> str:
+    raise TempInboxError("this message was not fetched from a server, so it has no page")
 
 
 async def _unavailable_async() -> bytes:
@@ -235,6 +285,7 @@ class Message:
     size: int
     defects: tuple[str, ...] = ()
     link_details: tuple[Link, ...] = ()
+    dkim: DkimResult | None = None
     source: MessageSource | None = field(default=None, repr=False, compare=False)
 
     def raw(self) -> bytes:
@@ -305,8 +356,164 @@ class Message:
 
         return pick_attachment(self, name, content_type=content_type, inline=inline)
 
+    def html_compatibility(
+        self, *, clients: Iterable[str] | str | None = None
+    ) -> HtmlCompatibility:
+        """How well email clients support the message's HTML, from caniemail.com's data.
+
+        Each HTML element, attribute and CSS feature the message uses that some
+        client does not (fully) support, with the clients concerned and its
+        caniemail page, and an overall percentage weighted as Mailpit weighs it
+        (docs/checks.md). ``clients`` weighs only those: a family (``"gmail"``),
+        a platform (``"outlook.windows"``) or a glob (``"*.ios"``). A message
+        without HTML scores 100.
+        """
+        from .checks.html_support import html_compatibility
+
+        return html_compatibility(self.html or "", clients=clients)
+
+    def assert_html_support(
+        self, at_least: float = 90.0, *, clients: Iterable[str] | str | None = None
+    ) -> HtmlCompatibility:
+        """:meth:`html_compatibility`, raising unless it scores ``at_least`` percent.
+
+        Raises :class:`~pytest_tempinbox.errors.MailAssertionError` listing the
+        features that hold the message back, worst first, with the clients that
+        lack each and its caniemail page. Returns the report otherwise.
+        """
+        __tracebackhide__ = True
+        from .checks.html_support import assert_html_support
+
+        report = self.html_compatibility(clients=clients)
+        assert_html_support(report, at_least)
+        return report
+
+    def spam_report(self, *, timeout: float = 60.0) -> SpamReport:
+        """Score the message with SpamAssassin, run here with its shipped rules, no network.
+
+        Downloads the raw message from the server first. Takes about a second.
+        Raises :class:`~pytest_tempinbox.errors.SpamAssassinMissing`, saying what
+        to install, where the ``spamassassin`` program is not found.
+        """
+        from .checks.spam import spam_report
+
+        return spam_report(self.raw(), timeout=timeout)
+
+    def assert_spam_score(self, below: float = 5.0, *, timeout: float = 60.0) -> SpamReport:
+        """:meth:`spam_report`, raising unless the score is below ``below``.
+
+        Raises :class:`~pytest_tempinbox.errors.MailAssertionError` listing the
+        rules that fired, biggest score first. Returns the report otherwise.
+        """
+        __tracebackhide__ = True
+        from .checks.spam import assert_spam_score
+
+        report = self.spam_report(timeout=timeout)
+        assert_spam_score(report, below)
+        return report
+
+    @property
+    def unsubscribe(self) -> Unsubscribe | None:
+        """The ``List-Unsubscribe`` headers read (RFC 2369, RFC 8058); None without them.
+
+        Their http(s) and mailto targets, whether one-click unsubscribe is
+        offered, and what is wrong with the headers (``problems``).
+        """
+        from .checks.unsubscribe import parse_unsubscribe
+
+        return parse_unsubscribe(self.headers)
+
+    def unsubscribe_link(self, *, one_click: bool = False) -> str:
+        """Return the message's unsubscribe link (the https one first).
+
+        Raises :class:`~pytest_tempinbox.errors.MailAssertionError` when the
+        ``List-Unsubscribe`` header is missing, malformed or has no http(s)
+        link. With ``one_click``, also when the message falls short of what
+        Gmail and Yahoo require of bulk senders: an https link,
+        ``List-Unsubscribe-Post: List-Unsubscribe=One-Click``, and, when the
+        message is DKIM-signed, a signature covering both headers.
+        """
+        __tracebackhide__ = True
+        from .checks.unsubscribe import parse_unsubscribe, unsubscribe_link
+
+        return unsubscribe_link(parse_unsubscribe(self.headers), one_click=one_click)
+
+    def check_links(
+        self, *, ignore: Iterable[str | re.Pattern[str]] = (), timeout: float = 5.0
+    ) -> LinkReport:
+        """Request every http(s) link and image of the message, from this process; report each.
+
+        HEAD first, GET where HEAD is refused; redirects followed and reported;
+        at most 8 at a time, each within ``timeout`` seconds. ``ignore``: a
+        string is a part of the URLs to leave out, a compiled pattern is
+        searched. Links to the application under test on localhost are
+        requested as any other (no proxy for loopback).
+        """
+        from .checks.link_targets import link_targets
+        from .checks.links import check_links
+
+        return check_links(link_targets(self.links, self.html), ignore=ignore, timeout=timeout)
+
+    def assert_links_work(
+        self, *, ignore: Iterable[str | re.Pattern[str]] = (), timeout: float = 5.0
+    ) -> LinkReport:
+        """:meth:`check_links`, raising :class:`~pytest_tempinbox.errors.MailAssertionError`.
+
+        The failure lists each broken link with its status or error, and where
+        it was redirected. Returns the report when every link works.
+        """
+        __tracebackhide__ = True
+        from .checks.links import assert_links_work
+
+        report = self.check_links(ignore=ignore, timeout=timeout)
+        assert_links_work(report)
+        return report
+
+    def html_url(self, *, remote_images: bool = False) -> str:
+        """The URL of the message's HTML as its recipient sees it, on the server's viewer.
+
+        Inline ``cid:`` images are shown from the message's own parts; remote
+        images load only with ``remote_images``; scripts never run; a link that
+        opens a new window does, as in a mail program.
+        """
+        if self.source is None:
+            return _unavailable_url()
+        if self.html is None:
+            raise MailAssertionError(
+                f"expected an HTML body to show, but message {self.id} ({self.subject!r}) has"
+                " only a text body: a browser would show no mail of its own"
+            )
+        return self.source.html_url(self.inbox, self.id, remote_images=remote_images)
+
+    def open(self, page: BrowserPage, *, remote_images: bool = False) -> None:
+        """Show the message's HTML in ``page`` as its recipient would see it (see :meth:`html_url`).
+
+        ``page`` is a Playwright ``Page`` (or anything with ``goto``); the test
+        then clicks its buttons like a person. Playwright is not imported here.
+        """
+        page.goto(self.html_url(remote_images=remote_images))
+
+    async def open_async(self, page: AsyncBrowserPage, *, remote_images: bool = False) -> None:
+        """Like :meth:`open`, for Playwright's async ``Page``."""
+        await page.goto(self.html_url(remote_images=remote_images))
+
+    def screenshot(
+        self, page: ScreenshotPage, path: str | None = None, *, remote_images: bool = False
+    ) -> bytes:
+        """Open the message in ``page``; return a PNG of the whole mail (also saved to ``path``)."""
+        self.open(page, remote_images=remote_images)
+        return page.screenshot(path=path, full_page=True)
+
+    async def screenshot_async(
+        self, page: AsyncBrowserPage, path: str | None = None, *, remote_images: bool = False
+    ) -> bytes:
+        """Like :meth:`screenshot`, for Playwright's async ``Page``."""
+        await self.open_async(page, remote_images=remote_images)
+        return await page.screenshot(path=path, full_page=True)
+
     def to_json(self) -> JSON:
         """Return the JSON object form served by ``GET /api/messages/{email}``."""
+        unsubscribe = self.unsubscribe
         return {
             "id": self.id,
             "inbox": self.inbox,
@@ -328,6 +535,8 @@ class Message:
             "codes": list(self.codes),
             "size": self.size,
             "defects": list(self.defects),
+            "unsubscribe": None if unsubscribe is None else unsubscribe.to_json(),
+            "dkim": None if self.dkim is None else self.dkim.to_json(),
         }
 
     @classmethod
@@ -372,6 +581,7 @@ class Message:
             size=data["size"],
             defects=tuple(data.get("defects", ())),
             link_details=tuple(Link.from_json(item) for item in data.get("link_details", ())),
+            dkim=_dkim(data.get("dkim")),
             source=source,
         )
 

@@ -59,6 +59,8 @@ def message_json(**fields: Any) -> dict[str, Any]:
         "codes": [],
         "size": 100,
         "defects": [],
+        "unsubscribe": None,
+        "dkim": {"result": "none", "domain": None, "selector": None, "reason": None},
     }
     data.update(fields)
     return data

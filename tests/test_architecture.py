@@ -1,7 +1,8 @@
 """The package's shape: which part may import which, read from the source.
 
 Three programs share the package: the parser (``parsing/``), the server
-(``server/``) and the client (``client/``), over a core of data and settings
+(``server/``) and the client (``client/``), with the checks of a message
+(``checks/``) between the parser and the two others, over a core of data and settings
 (``config``, ``models``, ``errors``, ``limits``, ``smtp_security``,
 ``transport``, ``_net``). The
 pytest plugin, the command line and the package's front door sit on top. The
@@ -22,8 +23,9 @@ CORE = {"config", "errors", "limits", "models", "smtp_security", "transport", "_
 ALLOWED = {
     "core": CORE,
     "parsing": CORE,
-    "server": CORE | {"parsing"},
-    "client": CORE | {"parsing"},
+    "checks": CORE | {"parsing"},
+    "server": CORE | {"parsing", "checks"},
+    "client": CORE | {"parsing", "checks"},
 }
 TOP = {"__init__", "__main__", "_cli", "plugin", "django_mail"}  # may import anything
 
@@ -31,7 +33,7 @@ TOP = {"__init__", "__main__", "_cli", "plugin", "django_mail"}  # may import an
 def part_of(module: str) -> str:
     """The part a module (dotted, under the package) belongs to."""
     first = module.split(".")[1] if "." in module else "__init__"
-    if first in {"parsing", "server", "client", "plugin"}:
+    if first in {"parsing", "checks", "server", "client", "plugin"}:
         return first
     return "__init__" if first == "__init__" else ("top" if first in TOP else "core")
 
@@ -77,8 +79,11 @@ def test_each_part_imports_only_what_lies_below_it(path: Path) -> None:
     if part in {"__init__", "top", "plugin"}:
         return
     allowed = ALLOWED[part] | {part}
-    # models reads a message with the parser's helpers, imported inside its methods.
-    lazily_allowed = {"parsing"} if module_name(path) == "pytest_tempinbox.models" else set()
+    # models reads and checks a message with the parser's and the checks' helpers, imported
+    # inside its methods.
+    lazily_allowed = (
+        {"parsing", "checks"} if module_name(path) == "pytest_tempinbox.models" else set()
+    )
     at_import_time = imports(path, top_level_only=True)
     for target in imports(path):
         name = first_name(target)

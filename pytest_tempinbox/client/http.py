@@ -271,6 +271,12 @@ class TempInboxClient:
         path = f"/messages/{_quote(email)}/{_quote(id)}/attachments/{index}"
         return await self._run_async(_Call("GET", path, _content))
 
+    def html_url(self, email: str, id: str, *, remote_images: bool = False) -> str:
+        """The URL of a message's HTML as its recipient sees it, on the server's viewer."""
+        root = self.api_url.removesuffix("/api")
+        query = "?images=remote" if remote_images else ""
+        return f"{root}/viewer/messages/{_quote(email)}/{_quote(id)}/html{query}"
+
     def delete(self, email: str) -> int:
         """Delete the inbox and its mail; return how many messages were purged."""
         return self._run(_Call("DELETE", f"/delete/{_quote(email)}", _purged))

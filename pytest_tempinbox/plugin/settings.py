@@ -47,6 +47,12 @@ _OPTIONS = (
     ("smtp_auth", SMTP_AUTH_HELP, DEFAULT_SMTP_AUTH),
     ("store", STORE_HELP + "; Redis needs the redis extra", DEFAULT_STORE),
     (
+        "dkim_keys",
+        "a JSON file mapping DNS names to DKIM TXT records: the keys that messages' DKIM "
+        "signatures are verified with (never real DNS; needs the dkim extra)",
+        None,
+    ),
+    (
         "url",
         f"use the server already running at this API URL (ending in /api) instead of "
         f"starting one; also ${URL_ENVIRONMENT_VARIABLE}",
@@ -80,6 +86,7 @@ class Settings:
 
     __slots__ = (
         "artifacts",
+        "dkim_keys",
         "domain",
         "host",
         "keep",
@@ -106,6 +113,7 @@ class Settings:
         tls: str = DEFAULT_TLS,
         smtp_auth: SMTPAuth | None = None,
         store: str = DEFAULT_STORE,
+        dkim_keys: dict[str, str] | None = None,
         ui: bool = False,
         keep: bool = False,
         artifacts: str | None = None,
@@ -120,6 +128,7 @@ class Settings:
         self.tls = tls
         self.smtp_auth = SMTPAuth() if smtp_auth is None else smtp_auth
         self.store = store
+        self.dkim_keys = {} if dkim_keys is None else dkim_keys
         self.ui = ui
         self.keep = keep
         self.artifacts = artifacts
@@ -135,6 +144,7 @@ class Settings:
             tls=self.tls,
             smtp_auth=self.smtp_auth,
             store=self.store,
+            dkim_keys=self.dkim_keys,
         ).replace(**self.limits)
 
 
@@ -187,6 +197,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         tls=_tls(config, starts_a_server=url is None),
         smtp_auth=_smtp_auth(config),
         store=_store(config),
+        dkim_keys=_dkim_keys(config),
         ui=bool(config.getoption("tempinbox_ui") or config.getini("tempinbox_ui")),
         keep=bool(config.getoption("tempinbox_keep") or config.getini("tempinbox_keep")),
         artifacts=_artifacts(config, given.get("tempinbox_artifacts")),
@@ -251,6 +262,18 @@ def _store(config: pytest.Config) -> str:
         return parse_store(_setting(config, "store") or DEFAULT_STORE)
     except ValueError as exc:
         raise pytest.UsageError(f"--tempinbox-store: {exc}") from None
+
+
+def _dkim_keys(config: pytest.Config) -> dict[str, str]:
+    path = _setting(config, "dkim_keys")
+    if not path:
+        return {}
+    from ..checks.dkim import load_dkim_keys
+
+    try:
+        return load_dkim_keys(config.invocation_params.dir / path)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--tempinbox-dkim-keys: {exc}") from None
 
 
 def _smtp_auth(config: pytest.Config) -> SMTPAuth:

@@ -44,7 +44,7 @@ from ..errors import (
     TempInboxError,
 )
 from ..limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
-from . import endpoints, viewer
+from . import check_endpoints, endpoints, viewer
 from .counters import ServerCounters
 from .endpoints import (
     COMMON_HEADERS,
@@ -186,8 +186,19 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
             counters.store_errors += 1
         return await _error_answer(request, exc)
 
+    async def link_check(request: Request) -> Response:
+        email, id = request.path_params["email"], request.path_params["id"]
+        query, enabled = request.query_params, config.link_checks
+        return respond(await check_endpoints.link_check(store, email, id, query, enabled=enabled))
+
     # The routes that need the server's settings or streams; the table has the others.
-    own = {"events": events, "info": info, "ca_certificate": ca_certificate, "ready": ready}
+    own = {
+        "events": events,
+        "info": info,
+        "ca_certificate": ca_certificate,
+        "ready": ready,
+        "link_check": link_check,
+    }
     routes = [
         Route(
             API_PREFIX + route.template,

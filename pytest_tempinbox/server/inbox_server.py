@@ -17,7 +17,7 @@ import logging
 import socket
 import ssl
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -97,6 +97,12 @@ class InboxServer:
     :class:`~pytest_tempinbox.errors.ServerStartError` when that Redis does not
     answer.
 
+    ``dkim_keys`` maps DNS names to TXT records (``{"sel._domainkey.example.com":
+    "v=DKIM1; k=rsa; p=..."}``): the public keys a message's DKIM signature is
+    verified with, never looked up in real DNS (the message's ``dkim``).
+    ``link_checks`` False makes ``GET .../link-check`` refuse (403): a server
+    bound beyond loopback requests the links of the mail it is sent when asked.
+
     The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
     ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
     """
@@ -122,6 +128,8 @@ class InboxServer:
         smtp_auth: str = DEFAULT_SMTP_AUTH,
         event_heartbeat: float = DEFAULT_HEARTBEAT,
         store: str = DEFAULT_STORE,
+        dkim_keys: Mapping[str, str] | None = None,
+        link_checks: bool = True,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -143,6 +151,8 @@ class InboxServer:
                 smtp_auth=smtp_auth,
                 event_heartbeat=event_heartbeat,
                 store=store,
+                dkim_keys=dkim_keys or {},
+                link_checks=link_checks,
             )
         )
 

@@ -210,6 +210,8 @@ _SCHEMAS: dict[str, Any] = {
             "codes",
             "size",
             "defects",
+            "unsubscribe",
+            "dkim",
         ],
         "properties": {
             "id": {"type": "string", "description": "Unique, URL-safe, sorts by arrival."},
@@ -250,6 +252,141 @@ _SCHEMAS: dict[str, Any] = {
                 "items": {"type": "string"},
                 "description": "Notes on what was malformed or left unread in the message.",
             },
+            "unsubscribe": {"oneOf": [_ref("Unsubscribe"), {"type": "null"}]},
+            "dkim": _ref("Dkim"),
+        },
+    },
+    "Unsubscribe": {
+        "type": "object",
+        "description": "The List-Unsubscribe (RFC 2369) and List-Unsubscribe-Post (RFC 8058) "
+        "headers read; null in a message without them.",
+        "required": ["http", "mailto", "one_click", "post", "dkim_covers", "problems"],
+        "properties": {
+            "http": {"type": "array", "items": {"type": "string"}},
+            "mailto": {"type": "array", "items": {"type": "string"}},
+            "one_click": {
+                "type": "boolean",
+                "description": "An https link, List-Unsubscribe-Post: List-Unsubscribe=One-Click "
+                "and, for a signed message, a DKIM signature covering both headers.",
+            },
+            "post": _NULLABLE_STRING,
+            "dkim_covers": {"type": ["boolean", "null"]},
+            "problems": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "Dkim": {
+        "type": "object",
+        "description": "The DKIM signature verified with the server's keys (never real DNS).",
+        "required": ["result", "domain", "selector", "reason"],
+        "properties": {
+            "result": {"enum": ["pass", "fail", "none"]},
+            "domain": _NULLABLE_STRING,
+            "selector": _NULLABLE_STRING,
+            "reason": _NULLABLE_STRING,
+        },
+    },
+    "HtmlCompatibility": {
+        "type": "object",
+        "required": [
+            "score",
+            "partial",
+            "unsupported",
+            "features",
+            "used",
+            "nodes",
+            "clients",
+            "source",
+        ],
+        "properties": {
+            "score": {"type": "number", "description": "Percent supported."},
+            "partial": {"type": "number"},
+            "unsupported": {"type": "number"},
+            "features": {"type": "array", "items": _ref("HtmlFeature")},
+            "used": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "nodes": {"type": "integer"},
+            "clients": {"type": "array", "items": {"type": "string"}},
+            "source": {"type": "string"},
+        },
+    },
+    "HtmlFeature": {
+        "type": "object",
+        "required": [
+            "slug",
+            "title",
+            "url",
+            "kind",
+            "score",
+            "loss",
+            "tested",
+            "unsupported",
+            "partial",
+            "found",
+        ],
+        "properties": {
+            "slug": {"type": "string"},
+            "title": {"type": "string"},
+            "url": {"type": "string"},
+            "kind": {"type": "string"},
+            "score": {"type": "number"},
+            "loss": {"type": "number"},
+            "tested": {"type": "integer"},
+            "unsupported": {"type": "array", "items": {"type": "string"}},
+            "partial": {"type": "array", "items": {"type": "string"}},
+            "found": {"type": "integer"},
+        },
+    },
+    "LinkReport": {
+        "type": "object",
+        "required": ["ok", "results", "skipped", "ignored"],
+        "properties": {
+            "ok": {"type": "boolean"},
+            "results": {"type": "array", "items": _ref("LinkResult")},
+            "skipped": {"type": "array", "items": {"type": "string"}},
+            "ignored": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "LinkResult": {
+        "type": "object",
+        "required": ["url", "ok", "status", "method", "redirects", "error", "elapsed"],
+        "properties": {
+            "url": {"type": "string"},
+            "ok": {"type": "boolean"},
+            "status": {"type": ["integer", "null"]},
+            "method": {"enum": ["HEAD", "GET", None]},
+            "redirects": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["status", "location"],
+                    "properties": {
+                        "status": {"type": "integer"},
+                        "location": {"type": "string"},
+                    },
+                },
+            },
+            "error": _NULLABLE_STRING,
+            "elapsed": {"type": "number"},
+        },
+    },
+    "SpamReport": {
+        "type": "object",
+        "required": ["score", "threshold", "rules", "version"],
+        "properties": {
+            "score": {"type": "number"},
+            "threshold": {"type": "number"},
+            "rules": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "score", "description"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "score": {"type": "number"},
+                        "description": {"type": "string"},
+                    },
+                },
+            },
+            "version": _NULLABLE_STRING,
         },
     },
     "Fault": {
@@ -433,6 +570,73 @@ _PATHS: dict[str, Any] = {
                 },
                 "400": _BAD_ADDRESS,
                 "404": _problem("No such inbox, message or attachment."),
+            },
+        }
+    },
+    "/api/messages/{email}/{id}/html-check": {
+        "get": {
+            "summary": "How well email clients support the message's HTML (caniemail.com's data).",
+            "description": "Each feature the HTML uses that some client does not fully support, "
+            "worst first, and an overall percentage weighted as Mailpit weighs it.",
+            "parameters": [
+                _EMAIL,
+                _ID,
+                {
+                    "name": "clients",
+                    "in": "query",
+                    "description": "Weigh only these clients, comma-separated: a family "
+                    "(`gmail`), a platform (`outlook.windows`) or a glob (`*.ios`).",
+                    "schema": {"type": "string"},
+                },
+            ],
+            "responses": {
+                "200": _json("The report.", _ref("HtmlCompatibility")),
+                "400": _problem("Bad address, or `clients` names no known client."),
+                "404": _problem("No such inbox or message, or the message has no HTML body."),
+            },
+        }
+    },
+    "/api/messages/{email}/{id}/link-check": {
+        "get": {
+            "summary": "Request every http(s) link and image of the message; report each.",
+            "description": "HEAD, or GET where HEAD is refused; redirects followed and "
+            "reported; at most 8 at a time. The server makes the requests.",
+            "parameters": [
+                _EMAIL,
+                _ID,
+                {
+                    "name": "timeout",
+                    "in": "query",
+                    "description": "Seconds each request may take (default 5, at most 30).",
+                    "schema": {"type": "number", "exclusiveMinimum": 0, "maximum": 30},
+                },
+                {
+                    "name": "ignore",
+                    "in": "query",
+                    "description": "Parts of URLs to leave out, comma-separated.",
+                    "schema": {"type": "string"},
+                },
+            ],
+            "responses": {
+                "200": _json("The report.", _ref("LinkReport")),
+                "400": _problem("Bad address or `timeout`."),
+                "403": _problem("Link checks are off on this server (`link_checks_off`)."),
+                "404": _NO_MESSAGE,
+            },
+        }
+    },
+    "/api/messages/{email}/{id}/spam-check": {
+        "get": {
+            "summary": "SpamAssassin's score of the message and the rules that fired.",
+            "description": "Run on the server with SpamAssassin's shipped rules and no "
+            "network tests; about a second.",
+            "parameters": [_EMAIL, _ID],
+            "responses": {
+                "200": _json("The report.", _ref("SpamReport")),
+                "400": _BAD_ADDRESS,
+                "404": _NO_MESSAGE,
+                "501": _problem("SpamAssassin is not installed (`spamassassin_missing`)."),
+                "503": _problem("SpamAssassin failed or timed out (`spam_check_failed`)."),
             },
         }
     },

@@ -7,11 +7,11 @@ keeps a message's parsed JSON form in Redis.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
 from ..models import Envelope, Fault
-from .stored_message import Facets, StoredMessage
+from .stored_message import NO_KEYS, Facets, StoredMessage
 
 __all__ = ["RedisInbox", "RedisStoredMessage", "SaveJSON", "fault_entry", "read_fault"]
 
@@ -48,8 +48,9 @@ class RedisStoredMessage(StoredMessage):
         raw: bytes,
         received_at: datetime,
         parsed: bytes | None = None,
+        dkim_keys: Mapping[str, str] = NO_KEYS,
     ) -> None:
-        super().__init__(id, inbox, envelope, raw, received_at)
+        super().__init__(id, inbox, envelope, raw, received_at, dkim_keys)
         self._store_json = save
         self._json = parsed
 

@@ -76,7 +76,7 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -108,7 +108,7 @@ from .redis_notices import Listener, LiveInboxes, Waiters
 from .redis_records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
 from .redis_refusals import REDIS_DOWN, RedisRefusals, unavailable
 from .storage import InboxStore, Select
-from .stored_message import StoredMessage
+from .stored_message import NO_KEYS, StoredMessage
 
 __all__ = ["RedisStore"]
 
@@ -131,8 +131,11 @@ class RedisStore:
         max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
+        dkim_keys: Mapping[str, str] = NO_KEYS,
     ) -> None:
         self.domains: tuple[str, ...] = tuple(dict.fromkeys(d.lower() for d in domains))
+        self.dkim_keys = dkim_keys
+        """The public keys the messages' DKIM signatures are verified with."""
         if not self.domains:
             raise ValueError("a store needs at least one domain")
         self.max_messages_per_inbox = max_messages_per_inbox
@@ -336,7 +339,15 @@ class RedisStore:
             address = stored[n].decode()
             id = stored[n + 1].decode()
             messages.append(
-                RedisStoredMessage(self._save_json, id, address, envelope, raw, received_at)
+                RedisStoredMessage(
+                    self._save_json,
+                    id,
+                    address,
+                    envelope,
+                    raw,
+                    received_at,
+                    dkim_keys=self.dkim_keys,
+                )
             )
             self._waiters.wake(address)  # this process's own waits, before the notice comes
         return messages
@@ -387,6 +398,7 @@ class RedisStore:
                     reply[n + 1],
                     datetime.fromisoformat(received_at),
                     reply[n + 3],
+                    self.dkim_keys,
                 )
             )
         return inbox, int(reply[4]), messages

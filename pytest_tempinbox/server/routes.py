@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from . import endpoints
+from . import check_endpoints, endpoints
 from .endpoints import Reply
 from .storage import InboxStore
 
@@ -163,6 +163,18 @@ async def _raw(
     return endpoints.raw(store, args["email"], args["id"])
 
 
+async def _html_check(
+    store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
+) -> Reply:
+    return await check_endpoints.html_check(store, args["email"], args["id"], query)
+
+
+async def _spam_check(
+    store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
+) -> Reply:
+    return await check_endpoints.spam_check(store, args["email"], args["id"])
+
+
 async def _attachment(
     store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
 ) -> Reply:
@@ -232,6 +244,9 @@ ROUTES: tuple[Route, ...] = (
     Route("message", "/messages/{email}/{id}", {"GET": _message}),
     Route("raw", "/messages/{email}/{id}/raw", {"GET": _raw}),
     Route("attachment", "/messages/{email}/{id}/attachments/{index:int}", {"GET": _attachment}),
+    Route("html_check", "/messages/{email}/{id}/html-check", {"GET": _html_check}),
+    Route("link_check", "/messages/{email}/{id}/link-check", {"GET": None}),
+    Route("spam_check", "/messages/{email}/{id}/spam-check", {"GET": _spam_check}),
     Route("delete", "/delete/{email}", {"DELETE": _always(_delete_now)}, _delete_now),
     # One route for the three methods, so that a 405's Allow header names them all.
     Route(

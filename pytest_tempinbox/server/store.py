@@ -18,7 +18,7 @@ import heapq
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 from ..errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
@@ -37,7 +37,7 @@ from .addresses import (
 from .inbox_record import InboxRecord
 from .refusals import RefusalLog
 from .storage import InboxStore, Select
-from .stored_message import StoredMessage
+from .stored_message import NO_KEYS, StoredMessage
 
 # DEFAULT_DOMAIN and StoredMessage are named here too, where the server's modules import them.
 __all__ = ["DEFAULT_DOMAIN", "InboxRecord", "Store", "StoredMessage"]
@@ -64,6 +64,7 @@ class Store:
         max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
+        dkim_keys: Mapping[str, str] = NO_KEYS,
     ) -> None:
         self.domains: tuple[str, ...] = tuple(dict.fromkeys(d.lower() for d in domains))
         if not self.domains:
@@ -71,6 +72,8 @@ class Store:
         self.max_messages_per_inbox = max_messages_per_inbox
         self.max_stored_bytes = max_stored_bytes
         self.inbox_ttl = inbox_ttl
+        self.dkim_keys = dkim_keys
+        """The public keys the messages' DKIM signatures are verified with."""
         self.stored_bytes = 0
         self.evictions = 0
         self._inboxes: dict[str, InboxRecord] = {}
@@ -205,7 +208,9 @@ class Store:
                 inbox = self._live(address)
                 if inbox is None:
                     continue
-                message = StoredMessage(self._next_id(), inbox.address, envelope, raw, received_at)
+                message = StoredMessage(
+                    self._next_id(), inbox.address, envelope, raw, received_at, self.dkim_keys
+                )
                 inbox.messages.append(message)
                 inbox.by_id[message.id] = message
                 self._arrivals[message.id] = message

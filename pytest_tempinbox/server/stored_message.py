@@ -2,20 +2,27 @@
 
 Any store hands these out (see :mod:`.storage`): they hold no state of the store
 that made them, so the HTTP side reads, parses and filters them alike whatever
-keeps the inboxes.
+keeps the inboxes. The one setting they carry is the public keys their DKIM
+signature is verified with when parsed (the server's ``dkim_keys``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 
+from ..checks.dkim import verify_dkim
 from ..models import Envelope, Message
 from ..parsing.match import searchable_text
 from ..parsing.message import parse_message
 
-__all__ = ["Facets", "StoredMessage"]
+__all__ = ["NO_KEYS", "Facets", "StoredMessage"]
+
+NO_KEYS: Mapping[str, str] = MappingProxyType({})
+"""No DKIM keys: a signed message's DKIM is then a ``fail`` naming the key it lacks."""
 
 log = logging.getLogger(__name__)
 
@@ -31,21 +38,38 @@ collapsed forms of its text and HTML bodies that the ``text`` filter searches
 class StoredMessage:
     """One copy of a received message, as delivered to one inbox.
 
-    The raw bytes are kept exactly as received; parsing happens on first read,
-    and only its JSON form is kept (the most compact of the parsed forms). The
-    first filtered read of it also keeps its :data:`Facets`.
+    The raw bytes are kept exactly as received; parsing happens on first read
+    (its DKIM verified with ``dkim_keys``), and only its JSON form is kept (the
+    most compact of the parsed forms). The first filtered read of it also keeps
+    its :data:`Facets`.
     """
 
-    __slots__ = ("_facets", "_json", "envelope", "id", "inbox", "raw", "received_at")
+    __slots__ = (
+        "_facets",
+        "_json",
+        "dkim_keys",
+        "envelope",
+        "id",
+        "inbox",
+        "raw",
+        "received_at",
+    )
 
     def __init__(
-        self, id: str, inbox: str, envelope: Envelope, raw: bytes, received_at: datetime
+        self,
+        id: str,
+        inbox: str,
+        envelope: Envelope,
+        raw: bytes,
+        received_at: datetime,
+        dkim_keys: Mapping[str, str] = NO_KEYS,
     ) -> None:
         self.id = id
         self.inbox = inbox
         self.envelope = envelope
         self.raw = raw
         self.received_at = received_at
+        self.dkim_keys = dkim_keys
         self._json: bytes | None = None
         self._facets: Facets | None = None
 
@@ -81,6 +105,7 @@ class StoredMessage:
             size=len(self.raw),
             defects=parsed.defects,
             link_details=parsed.link_details,
+            dkim=verify_dkim(self.raw, self.dkim_keys),
         )
 
     @property

@@ -8,6 +8,8 @@ only then.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from ..config import DEFAULT_STORE, ServerConfig
 from ..errors import ServerStartError
 from .storage import InboxStore
@@ -28,12 +30,14 @@ def open_store(config: ServerConfig) -> InboxStore:
     store is asked for and redis-py or hiredis is not installed. Nothing is connected
     yet: the server checks that the store answers when it starts.
     """
+    dkim_keys = MappingProxyType(dict(config.dkim_keys))
     if config.store == DEFAULT_STORE:
         return Store(
             config.domains,
             max_messages_per_inbox=config.max_messages_per_inbox,
             max_stored_bytes=config.max_stored_bytes,
             inbox_ttl=config.inbox_ttl,
+            dkim_keys=dkim_keys,
         )
     try:
         from .redis_store import RedisStore
@@ -47,4 +51,5 @@ def open_store(config: ServerConfig) -> InboxStore:
         max_messages_per_inbox=config.max_messages_per_inbox,
         max_stored_bytes=config.max_stored_bytes,
         inbox_ttl=config.inbox_ttl,
+        dkim_keys=dkim_keys,
     )

@@ -195,6 +195,8 @@ def test_a_message_built_from_json_without_a_client_cannot_download() -> None:
         "codes": [],
         "size": 0,
         "defects": [],
+        "unsubscribe": None,
+        "dkim": None,
     }
     message = Message.from_json(data)
     assert message.to_json() == data

@@ -76,6 +76,7 @@ def test_the_problem_table_holds_every_error_class_with_its_status() -> None:
         errors.HOST_NOT_ALLOWED,
         errors.TLS_OFF,
         errors.SHUTTING_DOWN,
+        errors.LINK_CHECKS_OFF,
         errors.INTERNAL_ERROR,
     }
 

@@ -33,7 +33,9 @@ def test_each_tab_shows_its_part(
     page = viewer.page
 
     tabs = page.get_by_role("tablist", name="Parts of the message").get_by_role("tab")
-    expect(tabs).to_have_text(["HTML", "Text", "Links (2)", "Attachments (1)", "Headers", "Source"])
+    expect(tabs).to_have_text(
+        ["HTML", "Text", "Links (2)", "Attachments (1)", "Checks", "Headers", "Source"]
+    )
     html_tab = page.get_by_role("tab", name="HTML")
     expect(html_tab).to_have_attribute("aria-selected", "true")
     expect(page.frame_locator("#html-frame").get_by_role("heading", name="Welcome")).to_be_visible()
@@ -110,7 +112,7 @@ def test_the_tabs_switch_by_keyboard_and_the_choice_is_kept(
     viewer.message_button("Text only")()
     # That message has no links: its first part is shown, and its missing parts are hidden.
     expect(page.get_by_role("tab", name="Text")).to_have_attribute("aria-selected", "true")
-    expect(page.get_by_role("tab")).to_have_text(["Text", "Headers", "Source"])
+    expect(page.get_by_role("tab")).to_have_text(["Text", "Checks", "Headers", "Source"])
 
     page.get_by_role("tab", name="Headers").click()
     viewer.message_button("Every part")()

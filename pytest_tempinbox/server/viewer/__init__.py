@@ -12,6 +12,10 @@ inboxes. Every answer carries a Content-Security-Policy. The page's allows only
 its own script, style, requests and frames. A message's HTML is served by
 :func:`html_document` into a sandboxed frame (no scripts, an opaque origin)
 under a policy that lets no script run and loads no remote image unless asked.
+The same answer is a message's HTML as its recipient sees it, for a browser
+driven by a test (``Message.open``): its inline ``cid:`` images resolved
+(:mod:`.recipient`), and a link that opens a new window allowed to, as in a
+mail program; scripts still never run.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from importlib import resources
 from ...errors import NOT_FOUND
 from ..endpoints import Reply, parse_off_loop, problem_reply
 from ..storage import InboxStore
+from .recipient import resolve_cid_images
 
 __all__ = [
     "ASSETS",
@@ -44,10 +49,12 @@ PAGE_POLICY = (
     "frame-ancestors 'none'"
 )
 # A message's HTML: no script, no request but its own inline styles and data:
-# images, framed only by the viewer, sandboxed even when opened on its own.
+# images, framed only by the viewer, sandboxed even when opened on its own (a
+# link may open a new window, as a mail program's does, outside the sandbox).
 MAIL_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; "
-    "base-uri 'none'; frame-ancestors 'self'; sandbox"
+    "base-uri 'none'; frame-ancestors 'self'; "
+    "sandbox allow-popups allow-popups-to-escape-sandbox"
 )
 MAIL_POLICY_REMOTE_IMAGES = MAIL_POLICY.replace("img-src data:", "img-src data: http: https:")
 
@@ -85,16 +92,19 @@ def asset(name: str) -> Reply | None:
 async def html_document(store: InboxStore, email: str, id: str, remote_images: bool) -> Reply:
     """``GET /viewer/messages/{email}/{id}/html``: a message's HTML body, for a sandboxed frame.
 
-    Served as the decoded text in UTF-8, under :data:`MAIL_POLICY`, or
-    :data:`MAIL_POLICY_REMOTE_IMAGES` when ``remote_images``: the person
-    reading asked for them. Raises the store's errors for an unknown inbox or
-    message; a message without HTML answers 404 ``not_found``.
+    Served as the decoded text in UTF-8, its ``cid:`` images resolved, under
+    :data:`MAIL_POLICY`, or :data:`MAIL_POLICY_REMOTE_IMAGES` when
+    ``remote_images``: the person reading asked for them. Raises the store's
+    errors for an unknown inbox or message; a message without HTML answers
+    404 ``not_found``.
     """
     found = store.message(email, id)
     await parse_off_loop([found])
-    html = json.loads(found.json).get("html")
+    parsed = json.loads(found.json)
+    html = parsed.get("html")
     if html is None:
         return problem_reply(404, NOT_FOUND, f"message {id} has no HTML body")
+    html = resolve_cid_images(html, found.raw, parsed.get("attachments", ()))
     policy = MAIL_POLICY_REMOTE_IMAGES if remote_images else MAIL_POLICY
     headers = {
         "Content-Security-Policy": policy,

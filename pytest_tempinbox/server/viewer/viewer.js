@@ -20,6 +20,8 @@
   let picked = false;
   let chosenTab = null; // the part the reader last chose, kept from message to message
   let rawShown = null; // the id of the message whose raw source is shown
+  let checked = null; // the id of the message the Checks tab is about
+  let htmlChecked = null; // the id of the message whose HTML check is shown or under way
   let gone = false;
 
   const messageUrl = (id) => `api/messages/${inboxPath}/${encodeURIComponent(id)}`;
@@ -27,10 +29,12 @@
     `viewer/messages/${inboxPath}/${encodeURIComponent(id)}/html` +
     (remoteImages ? "?images=remote" : "");
 
+  // `code` is the problem document's code ("link_checks_off"), when the answer had one.
   class HttpError extends Error {
-    constructor(status, detail) {
+    constructor(status, detail, code) {
       super(detail);
       this.status = status;
+      this.code = code || null;
     }
   }
 
@@ -38,12 +42,15 @@
     const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
     if (!response.ok) {
       let detail = `${response.status} ${response.statusText}`;
+      let code = null;
       try {
-        detail = (await response.json()).detail || detail;
+        const problem = await response.json();
+        detail = problem.detail || detail;
+        code = problem.code;
       } catch {
         // not a problem document: keep the status line
       }
-      throw new HttpError(response.status, detail);
+      throw new HttpError(response.status, detail, code);
     }
     return response.json();
   }
@@ -259,6 +266,7 @@
     $("raw-download").download = `${message.id}.eml`;
     $("raw").textContent = "";
     rawShown = null;
+    showChecks(message);
 
     tab("html").hidden = message.html === null;
     tab("text").hidden = message.text === null;
@@ -369,12 +377,301 @@
     }
   }
 
+  // --- the checks: how the mail will meet its recipients ------------------------------
+  //
+  // The HTML check is fetched when the tab is shown, once per message; the link and
+  // spam checks cost the server requests or a SpamAssassin run, so they wait for their
+  // button. An answer that arrives after the reader moved on to another message is
+  // dropped. DKIM and unsubscribe come with the message itself.
+
+  const checkUrl = (id, name) => `${messageUrl(id)}/${name}-check`;
+  const decimal = (value) => String(Math.round(value * 10) / 10);
+  const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+  // A link that leaves the viewer: only http(s), in a new window that cannot reach back.
+  function outLink(url, text) {
+    if (!/^https?:\/\//i.test(url)) return element("span", text === undefined ? url : text);
+    const anchor = element("a", text === undefined ? url : text);
+    anchor.href = url;
+    anchor.rel = "noopener noreferrer";
+    anchor.target = "_blank";
+    return anchor;
+  }
+
+  function row(cells) {
+    const tr = element("tr");
+    for (const cell of cells) {
+      if (cell instanceof Node) {
+        const td = element("td");
+        td.append(cell);
+        tr.append(td);
+      } else {
+        tr.append(element("td", cell));
+      }
+    }
+    return tr;
+  }
+
+  function table(headings, rows) {
+    const head = element("tr");
+    for (const heading of headings) {
+      const th = element("th", heading);
+      th.scope = "col";
+      head.append(th);
+    }
+    const thead = element("thead");
+    thead.append(head);
+    const tbody = element("tbody");
+    tbody.append(...rows);
+    const result = element("table");
+    result.append(thead, tbody);
+    return result;
+  }
+
+  function showChecks(message) {
+    if (checked !== message.id) {
+      checked = message.id;
+      htmlChecked = null;
+      $("html-check").replaceChildren();
+      $("link-check").replaceChildren();
+      $("spam-check").replaceChildren();
+      for (const region of ["html-check", "link-check", "spam-check"]) {
+        $(region).removeAttribute("aria-busy");
+      }
+      $("check-links").disabled = false;
+      $("check-spam").disabled = false;
+    }
+    showSender(message);
+  }
+
+  async function loadHtmlCheck() {
+    const id = current;
+    if (panel("checks").hidden || id === null || htmlChecked === id) return;
+    htmlChecked = id;
+    const region = $("html-check");
+    if (messages.get(id)?.html === null) {
+      region.replaceChildren(element("p", "No HTML body.", "meta"));
+      return;
+    }
+    region.replaceChildren(element("p", "Checking the HTML…", "meta"));
+    region.setAttribute("aria-busy", "true");
+    try {
+      const report = await getJson(checkUrl(id, "html"));
+      if (current === id) region.replaceChildren(...htmlReport(report));
+    } catch (error) {
+      if (current !== id) return;
+      if (error.status === 404) {
+        region.replaceChildren(element("p", "No HTML body.", "meta"));
+      } else {
+        region.replaceChildren(element("p", `Could not check the HTML: ${error.message}`, "warning"));
+        htmlChecked = null;
+      }
+    } finally {
+      region.removeAttribute("aria-busy");
+    }
+  }
+
+  function htmlReport(report) {
+    const score = element("p", null, "verdict");
+    score.append(
+      element("strong", `${decimal(report.score)}%`, report.score < 100 ? "score" : "score good"),
+      ` supported, ${decimal(report.partial)}% in part, ${decimal(report.unsupported)}% not, ` +
+        `across ${plural(report.clients.length, "email client")} (${report.source}).`,
+    );
+    const features = [...report.features].sort((a, b) => b.loss - a.loss);
+    if (!features.length) {
+      const used = Object.keys(report.used || {}).length;
+      const all = {
+        0: "It uses no feature that caniemail knows.",
+        1: "Every client supports the one feature it uses.",
+      }[used];
+      return [score, element("p", all || `Every client supports all ${used} features it uses.`, "meta")];
+    }
+    const rows = features.map((feature) => {
+      const title = element("span");
+      title.append(outLink(feature.url, feature.title), element("span", ` ${feature.kind}`, "meta"));
+      const lacking = element(
+        "span",
+        `${feature.unsupported.length} of ${feature.tested}` +
+          (feature.partial.length ? `, ${feature.partial.length} in part` : ""),
+      );
+      const names = [...feature.unsupported, ...feature.partial.map((name) => `${name} (in part)`)];
+      lacking.title = names.join(", ");
+      const found = feature.found === 1 ? "once" : `${feature.found} times`;
+      return row([title, `−${decimal(feature.loss)}`, lacking, found]);
+    });
+    return [score, table(["feature", "points lost", "platforms lacking it", "used"], rows)];
+  }
+
+  // Runs one check behind its button: the button is off while it runs.
+  async function runCheck(button, region, waiting, fetchAndShow) {
+    const id = current;
+    if (id === null) return;
+    button.disabled = true;
+    region.setAttribute("aria-busy", "true");
+    region.replaceChildren(element("p", waiting, "meta"));
+    try {
+      await fetchAndShow(id);
+    } finally {
+      if (current === id) {
+        button.disabled = false;
+        region.removeAttribute("aria-busy");
+      }
+    }
+  }
+
+  function checkLinks() {
+    const region = $("link-check");
+    return runCheck($("check-links"), region, "Requesting each link…", async (id) => {
+      let report;
+      try {
+        report = await getJson(checkUrl(id, "link"));
+      } catch (error) {
+        if (current !== id) return;
+        const off = error.code === "link_checks_off";
+        const text = off ? error.message : `Could not check the links: ${error.message}`;
+        region.replaceChildren(element("p", text, "warning"));
+        return;
+      }
+      if (current === id) region.replaceChildren(...linkReport(report));
+    });
+  }
+
+  function linkReport(report) {
+    const results = [...report.results].sort((a, b) => Number(a.ok) - Number(b.ok));
+    const broken = results.filter((result) => !result.ok).length;
+    const verdict = element(
+      "p",
+      `${plural(results.length, "link")} checked: ` + (broken ? `${broken} broken.` : "all work."),
+      broken ? "verdict bad" : "verdict good",
+    );
+    const rows = results.map((result) => {
+      const answer = result.error
+        ? result.error
+        : `${result.status}${result.method ? ` (${result.method})` : ""}`;
+      const hops = element("ol", null, "hops");
+      for (const hop of result.redirects || []) {
+        const item = element("li", `${hop.status} → `);
+        item.append(element("span", hop.location || "(no Location)"));
+        hops.append(item);
+      }
+      const tr = row([
+        element("span", result.ok ? "OK" : "Broken", result.ok ? "ok" : "broken"),
+        outLink(result.url),
+        answer,
+        hops.children.length ? hops : element("span", "none", "meta"),
+      ]);
+      if (!result.ok) tr.className = "broken";
+      return tr;
+    });
+    if (!results.length) verdict.textContent = "No http or https link to check.";
+    const parts = [verdict];
+    if (rows.length) parts.push(table(["result", "URL", "answer", "redirects"], rows));
+    if ((report.skipped || []).length) {
+      parts.push(element("p", `Not requested (not http or https): ${report.skipped.join(", ")}`, "meta"));
+    }
+    if ((report.ignored || []).length) {
+      parts.push(element("p", `Ignored: ${report.ignored.join(", ")}`, "meta"));
+    }
+    return parts;
+  }
+
+  function checkSpam() {
+    const region = $("spam-check");
+    return runCheck($("check-spam"), region, "SpamAssassin is reading the message…", async (id) => {
+      let report;
+      try {
+        report = await getJson(checkUrl(id, "spam"));
+      } catch (error) {
+        if (current !== id) return;
+        const missing = error.code === "spamassassin_missing";
+        const text = missing ? error.message : `Could not score the message: ${error.message}`;
+        region.replaceChildren(element("p", text, "warning"));
+        return;
+      }
+      if (current === id) region.replaceChildren(...spamReport(report));
+    });
+  }
+
+  function spamReport(report) {
+    const spam = report.score >= report.threshold;
+    const verdict = element("p", null, "verdict");
+    verdict.append(
+      element("strong", decimal(report.score), spam ? "score bad" : "score good"),
+      ` against a threshold of ${decimal(report.threshold)}: ` +
+        (spam ? "SpamAssassin calls it spam." : "not spam.") +
+        (report.version ? ` (SpamAssassin ${report.version})` : ""),
+    );
+    const rules = [...report.rules].sort((a, b) => b.score - a.score);
+    if (!rules.length) return [verdict, element("p", "No rule fired.", "meta")];
+    const rows = rules.map((rule) => row([rule.name, decimal(rule.score), rule.description]));
+    return [verdict, table(["rule", "score", "description"], rows)];
+  }
+
+  // DKIM and unsubscribe, from the message's own JSON.
+  function showSender(message) {
+    const list = $("sender-check");
+    list.replaceChildren();
+    const add = (name, ...values) => {
+      const dd = element("dd");
+      dd.append(...values);
+      list.append(element("dt", name), dd);
+    };
+
+    const dkim = message.dkim;
+    if (!dkim) {
+      add("DKIM", element("span", "not checked", "meta"));
+    } else {
+      const signer = [dkim.domain, dkim.selector && `selector ${dkim.selector}`].filter(Boolean).join(", ");
+      const kind = { pass: "good", fail: "bad" }[dkim.result] || "";
+      const result = element("strong", dkim.result, kind ? `score ${kind}` : "");
+      add(
+        "DKIM",
+        result,
+        dkim.result === "none" ? " (not signed)" : "",
+        signer ? ` ${signer}` : "",
+        dkim.reason ? element("span", ` ${dkim.reason}`, "meta") : "",
+      );
+    }
+
+    const unsubscribe = message.unsubscribe;
+    if (!unsubscribe) {
+      add("Unsubscribe", element("span", "no List-Unsubscribe header", "meta"));
+      return;
+    }
+    const targets = element("ul", null, "targets");
+    for (const url of unsubscribe.http || []) {
+      const item = element("li");
+      item.append(outLink(url));
+      targets.append(item);
+    }
+    for (const url of unsubscribe.mailto || []) targets.append(element("li", url));
+    add("Unsubscribe", targets.children.length ? targets : element("span", "no target", "meta"));
+    add(
+      "One-click",
+      unsubscribe.one_click ? "yes" : "no",
+      unsubscribe.post ? element("span", ` List-Unsubscribe-Post: ${unsubscribe.post}`, "meta") : "",
+    );
+    if (unsubscribe.dkim_covers !== null && unsubscribe.dkim_covers !== undefined) {
+      const covers = unsubscribe.dkim_covers ? "covers" : "does not cover";
+      add("Signed headers", `The DKIM signature ${covers} both headers.`);
+    }
+    const problems = unsubscribe.problems || [];
+    if (problems.length) {
+      const items = element("ul", null, "problems");
+      for (const problem of problems) items.append(element("li", problem));
+      add("Problems", items);
+    } else {
+      add("Problems", element("span", "none", "meta"));
+    }
+  }
+
   // --- the tabs: one part of the message at a time ------------------------------------
   //
   // The WAI-ARIA tabs pattern: only the selected tab is in the Tab order; the arrow
   // keys, Home and End move between the tabs shown and select the one they reach.
 
-  const TABS = ["html", "text", "links", "attachments", "headers", "source"];
+  const TABS = ["html", "text", "links", "attachments", "checks", "headers", "source"];
   const tab = (part) => $(`tab-${part}`);
   const panel = (part) => $(`panel-${part}`);
   const availableTabs = () => TABS.filter((part) => !tab(part).hidden);
@@ -390,6 +687,7 @@
     }
     if (byReader) chosenTab = part;
     if (part === "source") loadRaw();
+    if (part === "checks") loadHtmlCheck();
   }
 
   for (const part of TABS) tab(part).addEventListener("click", () => selectTab(part, true));
@@ -409,6 +707,8 @@
     selectTab(part, true);
     tab(part).focus();
   });
+  $("check-links").addEventListener("click", checkLinks);
+  $("check-spam").addEventListener("click", checkSpam);
   $("remote-images").addEventListener("click", () => {
     if (current === null) return;
     $("html-frame").src = htmlUrl(current, true);
