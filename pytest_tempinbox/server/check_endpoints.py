@@ -8,7 +8,8 @@ clients in other languages. Each runs only when asked, in a worker thread: a
 link check requests the message's links from the server (which a server
 started with ``link_checks`` off refuses, 403 ``link_checks_off``), and a spam
 check runs SpamAssassin on the server (501 ``spamassassin_missing`` where it is
-not installed).
+not installed). The checks' modules are imported by the first request that
+needs them: a server that is never asked for a check never loads them.
 """
 
 from __future__ import annotations
@@ -19,10 +20,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..checks.html_support import html_compatibility
-from ..checks.link_targets import link_targets
-from ..checks.links import check_links
-from ..checks.spam import spam_report
 from ..errors import LINK_CHECKS_OFF, NOT_FOUND, InvalidRequest
 from .endpoints import Reply, encode_json, parse_off_loop, problem_reply
 from .storage import InboxStore
@@ -50,6 +47,8 @@ async def html_check(store: InboxStore, email: str, id: str, query: Mapping[str,
     A message without an HTML body answers 404 ``not_found``; ``clients``
     naming no known client, 400 ``invalid_request``.
     """
+    from ..checks.html_support import html_compatibility
+
     parsed = await _parsed(store, email, id)
     if parsed["html"] is None:
         return problem_reply(404, NOT_FOUND, f"message {id} has no HTML body to check")
@@ -71,6 +70,9 @@ async def link_check(
     """
     if not enabled:
         return problem_reply(403, LINK_CHECKS_OFF, _LINK_CHECKS_OFF)
+    from ..checks.link_targets import link_targets
+    from ..checks.links import check_links
+
     timeout = _timeout(query.get("timeout"))
     ignore = [part for part in query.get("ignore", "").split(",") if part.strip()]
     parsed = await _parsed(store, email, id)
@@ -82,6 +84,8 @@ async def link_check(
 
 async def spam_check(store: InboxStore, email: str, id: str) -> Reply:
     """``GET .../spam-check``: SpamAssassin's score and the rules that fired (about a second)."""
+    from ..checks.spam import spam_report
+
     raw = store.message(email, id).raw
     report = await asyncio.get_running_loop().run_in_executor(None, spam_report, raw)
     return Reply(200, encode_json(report.to_json()))
