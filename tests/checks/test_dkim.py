@@ -243,3 +243,20 @@ def test_a_keys_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b'{"sel": "\xff"}')
     with pytest.raises(ValueError, match="not UTF-8"):
         load_dkim_keys(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "domain", "selector"),
+    [
+        ("flufl.bounce/simple_28.txt", "googlemail.com", "gamma"),
+        ("mail-parser/mail_test_5", "rmh2.net", "k"),
+        ("mail-parser/mail_test_13", "mail90.suw15.mcsv.net", "k1"),
+    ],
+)
+def test_real_signed_mail_without_its_key_fails_naming_the_key(
+    name: str, domain: str, selector: str
+) -> None:
+    raw = (CORPUS.parent / "parsing" / name).read_bytes()
+    assert verify_dkim(raw, {}) == DkimResult(
+        "fail", domain, selector, f"no key for {selector}._domainkey.{domain}"
+    )
