@@ -11,7 +11,16 @@ from typing import Any
 __all__ = ["SMTP_SOURCE", "describe", "machine"]
 
 SMTP_SOURCE = "/usr/sbin/smtp-source"
-_DISTRIBUTIONS = ("pytest-tempinbox", "aiosmtpd", "smtpdfix", "pytest-localserver", "pytest")
+SMTP_SINK = "/usr/sbin/smtp-sink"
+_DISTRIBUTIONS = (
+    "pytest-tempinbox",
+    "aiosmtpd",
+    "smtpdfix",
+    "pytest-localserver",
+    "pytest",
+    "Django",
+    "pytest-django",
+)
 
 
 def _cpu_model() -> str:
@@ -44,6 +53,7 @@ def machine() -> dict[str, Any]:
         "load_average_at_start": [round(load, 2) for load in os.getloadavg()],
         "versions": {name: _version(name) for name in _DISTRIBUTIONS},
         "smtp_source": SMTP_SOURCE if shutil.which(SMTP_SOURCE) else None,
+        "smtp_sink": SMTP_SINK if shutil.which(SMTP_SINK) else None,
     }
 
 

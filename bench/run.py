@@ -1,8 +1,10 @@
 """Everything at once, side by side with the ceiling and the peers, on this machine, in one run.
 
-Measures, in order: SMTP ingestion (against bare aiosmtpd, smtpdfix and
-pytest-localserver), a suite of 200 email tests in a whole pytest process
-(against a bare-aiosmtpd floor and the same peers), delivery latency through
+Measures, in order: SMTP ingestion (against bare aiosmtpd, Postfix's
+smtp-sink, smtpdfix and pytest-localserver), a suite of 200 email tests in a
+pytest process (against the same tests sending to smtp-sink, a bare-aiosmtpd
+floor and the same peers), the same with Django (against Django's locmem
+backend and its SMTP backend to smtp-sink), delivery latency through
 the long-poll, the plugin's cost when no test uses it, reads of large inboxes,
 memory per stored message, and the Redis store (ingestion against the memory
 store, two server processes on one Redis, latency from one to the other).
@@ -24,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import footprint, ingest, latency, reads, redis_store, suite, unused
+from . import django_suite, footprint, ingest, latency, reads, redis_store, suite, unused
 from .machine import describe, machine
 from .measure import Section
 from .report import failures, table
@@ -32,7 +34,7 @@ from .report import failures, table
 __all__ = ["FULL", "QUICK", "SUMMARY", "Plan", "add_arguments", "run"]
 
 SUMMARY = (
-    "the project against its ceiling and peers: ingestion, a suite, latency, reads, memory, Redis"
+    "the project against its references and peers: ingestion, suites, latency, reads, memory, Redis"
 )
 RESULTS = Path(__file__).resolve().parent / "results" / "results.json"
 
@@ -87,6 +89,7 @@ QUICK = Plan(
 SECTIONS: dict[str, Callable[[Plan], Section]] = {
     "ingest": lambda plan: ingest.measure(rounds=plan.ingest_rounds, messages=plan.ingest_messages),
     "suite": lambda plan: suite.measure(rounds=plan.suite_rounds, tests=plan.suite_tests),
+    "django": lambda plan: django_suite.measure(rounds=plan.suite_rounds, tests=plan.suite_tests),
     "latency": lambda plan: latency.measure(sends=plan.latency_sends),
     "unused": lambda plan: unused.measure(rounds=plan.unused_rounds, tests=plan.suite_tests),
     "reads": lambda plan: reads.measure(rounds=plan.reads_rounds, warm_reads=plan.warm_reads),
@@ -131,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     errors = [error for section in sections for error in section.errors]
     print()
     kind = "quick" if args.quick else "full"
-    print(f"## pytest-tempinbox against its ceiling and peers ({kind} run)")
+    print(f"## pytest-tempinbox against its references and peers ({kind} run)")
     print()
     print(describe(info))
     print()

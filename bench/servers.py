@@ -1,4 +1,4 @@
-"""The SMTP servers the ingestion benchmark feeds: ours, bare aiosmtpd (the ceiling) and the peers.
+"""The SMTP servers the ingestion benchmark feeds: ours, bare aiosmtpd, smtp-sink and the peers.
 
 Each is a context manager that starts the server on 127.0.0.1, yields a
 :class:`Sink` (where to send, to whom, and how to count what arrived) and stops
@@ -21,6 +21,8 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from pytest_tempinbox.limits import DEFAULT_MAX_MESSAGES_PER_INBOX
 from pytest_tempinbox.server.inbox_server import InboxServer
+
+from . import smtp_sink as postfix_sink
 
 __all__ = ["SINKS", "BareSMTP", "Sink"]
 
@@ -196,6 +198,13 @@ def localserver(clients: int, messages: int) -> Iterator[Sink]:
         server.stop()
 
 
+@contextlib.contextmanager
+def smtp_sink(clients: int, messages: int) -> Iterator[Sink]:
+    """Postfix's smtp-sink in its own process: C, nothing stored; the physical limit."""
+    with postfix_sink.SmtpSink() as server:
+        yield Sink(server.host, server.port, _any_recipients(clients), server.received)
+
+
 SinkFactory = Callable[[int, int], AbstractContextManager[Sink]]
 
 # The reference first: ratios are to it.
@@ -205,3 +214,5 @@ SINKS: dict[str, SinkFactory] = {
     "smtpdfix": smtpdfix,
     "pytest-localserver": localserver,
 }
+if postfix_sink.available():
+    SINKS["smtp-sink"] = smtp_sink

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["SUITES", "write_plain_suite", "write_suite"]
+__all__ = [
+    "DJANGO_SUITES",
+    "SINK_ENVIRONMENT",
+    "SUITES",
+    "write_django_suite",
+    "write_plain_suite",
+    "write_suite",
+]
+
+SINK_ENVIRONMENT = "TEMPINBOX_BENCH_SINK"
 
 _SEND = """\
 import smtplib
@@ -100,6 +109,25 @@ def test_mail_{n}(smtpserver):
     assert smtpserver.outbox[-1]["Subject"] == "hello {n}"
 """
 
+# The physical floor: smtp-sink, another process that the bench started; nothing to check.
+_SINK_CONFTEST = f"""\
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def sink():
+    host, _, port = os.environ["{SINK_ENVIRONMENT}"].rpartition(":")
+    return host, int(port)
+"""
+
+_SINK = """
+
+def test_mail_{n}(sink):
+    send(sink[0], sink[1], "user{n}@example.test", "hello {n}")
+"""
+
 _PLAIN = """
 
 def test_plain_{n}():
@@ -112,12 +140,76 @@ SUITES: dict[str, tuple[str, str | None]] = {
     "pytest-tempinbox": (_OURS, None),
     "smtpdfix": (_SMTPDFIX, None),
     "pytest-localserver": (_LOCALSERVER, None),
+    "smtp-sink": (_SINK, _SINK_CONFTEST),
+}
+
+_DJANGO_SETTINGS = """\
+SECRET_KEY = "only-for-the-bench"
+INSTALLED_APPS = []
+DATABASES = {}
+USE_TZ = True
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+DEFAULT_FROM_EMAIL = "app@example.test"
+"""
+
+_DJANGO_INI = """\
+[pytest]
+DJANGO_SETTINGS_MODULE = bench_django_settings
+pythonpath = .
+"""
+
+_DJANGO_SEND = """\
+from django.core.mail import send_mail
+"""
+
+_DJANGO_LOCMEM = """
+
+def test_mail_{n}(mailoutbox):
+    send_mail("hello {n}", "Hello.", "app@example.test", ["user{n}@example.test"])
+    assert mailoutbox[-1].to == ["user{n}@example.test"]
+    assert mailoutbox[-1].subject == "hello {n}"
+"""
+
+_DJANGO_OURS = """
+
+def test_mail_{n}(tempinbox_django, tempinbox):
+    send_mail("hello {n}", "Hello.", "app@example.test", [tempinbox.address])
+    assert tempinbox.wait_for_message().subject == "hello {n}"
+"""
+
+# Django's SMTP backend pointed at smtp-sink, with the DNS name faked as
+# pytest-django's mailoutbox and tempinbox_django both do.
+_DJANGO_SINK_CONFTEST = f"""\
+import os
+
+import pytest
+
+
+@pytest.fixture
+def django_sink(settings, django_mail_patch_dns):
+    host, _, port = os.environ["{SINK_ENVIRONMENT}"].rpartition(":")
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST = host
+    settings.EMAIL_PORT = int(port)
+"""
+
+_DJANGO_SINK = """
+
+def test_mail_{n}(django_sink):
+    send_mail("hello {n}", "Hello.", "app@example.test", ["user{n}@example.test"])
+"""
+
+# contender -> (the test's template, the conftest or None)
+DJANGO_SUITES: dict[str, tuple[str, str | None]] = {
+    "Django locmem (mailoutbox)": (_DJANGO_LOCMEM, None),
+    "Django SMTP to pytest-tempinbox": (_DJANGO_OURS, None),
+    "Django SMTP to smtp-sink": (_DJANGO_SINK, _DJANGO_SINK_CONFTEST),
 }
 
 
-def _directory(path: Path) -> Path:
+def _directory(path: Path, ini: str = "[pytest]\n") -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    (path / "pytest.ini").write_text("[pytest]\n")
+    (path / "pytest.ini").write_text(ini)
     return path
 
 
@@ -129,6 +221,18 @@ def write_suite(path: Path, contender: str, tests: int) -> Path:
         (directory / "conftest.py").write_text(conftest)
     body = "".join(template.format(n=number) for number in range(tests))
     (directory / "test_mail.py").write_text(_SEND + body)
+    return directory
+
+
+def write_django_suite(path: Path, contender: str, tests: int) -> Path:
+    """Write ``contender``'s Django suite of ``tests`` tests, with its settings, into ``path``."""
+    template, conftest = DJANGO_SUITES[contender]
+    directory = _directory(path, _DJANGO_INI)
+    (directory / "bench_django_settings.py").write_text(_DJANGO_SETTINGS)
+    if conftest is not None:
+        (directory / "conftest.py").write_text(conftest)
+    body = "".join(template.format(n=number) for number in range(tests))
+    (directory / "test_mail.py").write_text(_DJANGO_SEND + body)
     return directory
 
 
