@@ -14,7 +14,6 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,12 +22,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .processes import HOST, free_port, stop_process
+
 __all__ = ["REDIS_SERVER", "Standalone", "flush", "missing", "redis_server", "standalone"]
 
-HOST = "127.0.0.1"
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 _START_TIMEOUT = 30.0
-_STOP_TIMEOUT = 10.0
 _ROOT = Path(__file__).resolve().parent.parent
 _SMTP_LINE = re.compile(r"SMTP listening on smtp://(\S+):(\d+)")
 _API_LINE = re.compile(r"API listening on (http://\S+/api)")
@@ -54,29 +53,12 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(_STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """Run a private redis-server without persistence; yield its URL once it answers PING."""
     import redis
 
-    port = _free_port()
+    port = free_port()
     command = [
         REDIS_SERVER,
         "--port",
@@ -105,7 +87,7 @@ def redis_server() -> Iterator[str]:
                     time.sleep(0.05)
         yield url
     finally:
-        _stop(process)
+        stop_process(process)
 
 
 def flush(url: str) -> None:
@@ -152,4 +134,4 @@ def standalone(store: str, max_messages_per_inbox: int) -> Iterator[Standalone]:
                 time.sleep(0.05)
             yield Standalone(smtp.group(1), int(smtp.group(2)), api.group(1))
         finally:
-            _stop(process)
+            stop_process(process)

@@ -19,13 +19,12 @@ import time
 from pathlib import Path
 
 from .machine import SMTP_SINK
+from .processes import HOST, free_port, stop_process
 
 __all__ = ["SMTP_SINK", "SmtpSink", "available"]
 
-HOST = "127.0.0.1"
 _BACKLOG = "1000"
 _START_TIMEOUT = 10.0
-_STOP_TIMEOUT = 10.0
 # -c prints "sess=N quit=N mesg=N" after every session, QUIT and message, \r-separated.
 _MESSAGES = re.compile(rb"mesg=(\d+)")
 
@@ -33,13 +32,6 @@ _MESSAGES = re.compile(rb"mesg=(\d+)")
 def available() -> bool:
     """Whether smtp-sink is installed (Debian package ``postfix``)."""
     return os.access(SMTP_SINK, os.X_OK)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 class SmtpSink:
@@ -53,7 +45,7 @@ class SmtpSink:
 
     def start(self) -> None:
         """Start the sink on a free port; returns once it accepts connections."""
-        self.port = _free_port()
+        self.port = free_port()
         handle, name = tempfile.mkstemp(prefix="tempinbox-bench-sink-", suffix=".out")
         self._counts = Path(name)
         command = [SMTP_SINK, "-c"]
@@ -88,12 +80,7 @@ class SmtpSink:
         """Stop the sink and remove its count file."""
         process, self._process = self._process, None
         if process is not None:
-            process.terminate()
-            try:
-                process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
         if self._counts is not None:
             self._counts.unlink(missing_ok=True)
             self._counts = None

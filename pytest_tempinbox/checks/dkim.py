@@ -89,7 +89,7 @@ def verify_dkim(raw: bytes, keys: Mapping[str, str]) -> DkimResult:
     A signed message where dkimpy (the ``dkim`` extra) is not installed is
     ``none`` too, its reason saying so.
     """
-    if not _SIGNATURE_HEADER.search(raw):
+    if not _signed(raw):
         return DkimResult("none")  # the usual case, without importing dkimpy
     try:
         import dkim  # type: ignore[import-untyped]
@@ -101,7 +101,7 @@ def verify_dkim(raw: bytes, keys: Mapping[str, str]) -> DkimResult:
     try:
         signer = dkim.DKIM(raw, logger=log)
     except Exception as exc:  # dkimpy raises more than DKIMException on a broken message
-        if _SIGNATURE_HEADER.search(raw):
+        if _signed(raw):
             return DkimResult("fail", reason=f"malformed message: {_words(exc)}")
         return DkimResult("none")
     signatures = [value for name, value in signer.headers if name.lower() == b"dkim-signature"]
@@ -114,6 +114,12 @@ def verify_dkim(raw: bytes, keys: Mapping[str, str]) -> DkimResult:
             return outcome
         failures.append(outcome)
     return failures[0]
+
+
+def _signed(raw: bytes) -> bool:
+    """Tell whether the header section of ``raw`` has a ``DKIM-Signature``; the body is skipped."""
+    end = re.search(rb"\r?\n\r?\n", raw)
+    return _SIGNATURE_HEADER.search(raw, 0, len(raw) if end is None else end.start()) is not None
 
 
 def load_dkim_keys(path: str | os.PathLike[str]) -> dict[str, str]:

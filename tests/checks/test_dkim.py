@@ -260,3 +260,8 @@ def test_real_signed_mail_without_its_key_fails_naming_the_key(
     assert verify_dkim(raw, {}) == DkimResult(
         "fail", domain, selector, f"no key for {selector}._domainkey.{domain}"
     )
+
+
+def test_a_signature_quoted_in_the_body_is_no_signature() -> None:
+    raw = MESSAGE + b"DKIM-Signature: v=1; a=rsa-sha256; d=example.com; s=sel; b=AAAA\r\n"
+    assert verify_dkim(raw, {}) == DkimResult("none")
