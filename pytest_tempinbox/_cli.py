@@ -17,8 +17,10 @@ from types import FrameType
 from . import __version__
 from .config import (
     DEFAULT_DOMAIN,
+    DEFAULT_EVENT_LOOP,
     DEFAULT_HOST,
     DEFAULT_STORE,
+    EVENT_LOOPS,
     STORE_HELP,
     ServerConfig,
     parse_public_smtp,
@@ -185,6 +187,14 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="refuse GET .../link-check: on a shared server, checking the links of any mail "
         "it is sent makes it request any URL a sender writes",
     )
+    parser.add_argument(
+        "--loop",
+        dest="event_loop",
+        choices=EVENT_LOOPS,
+        default=DEFAULT_EVENT_LOOP,
+        help="the event loop the server runs on: auto takes uvloop when it is installed "
+        "(the uvloop extra), asyncio's own otherwise (default: %(default)s)",
+    )
     limits = parser.add_argument_group(
         "limits", f"what a client sees at each: {DOCS_URL}/limits.md"
     )
@@ -228,6 +238,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         public_smtp=options.public_smtp,
         dkim_keys=options.dkim_keys,
         link_checks=options.link_checks,
+        event_loop=options.event_loop,
         **limits,
     )
 

@@ -29,8 +29,10 @@ from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_
 
 __all__ = [
     "DEFAULT_DOMAIN",
+    "DEFAULT_EVENT_LOOP",
     "DEFAULT_HOST",
     "DEFAULT_STORE",
+    "EVENT_LOOPS",
     "STORE_HELP",
     "ServerConfig",
     "parse_public_smtp",
@@ -42,6 +44,9 @@ DEFAULT_DOMAIN = "tempinbox.test"
 DEFAULT_HOST = "127.0.0.1"
 """The address both listeners bind when none is given: loopback only."""
 DEFAULT_STORE = "memory"
+# The server's event loops: uvloop where installed (auto), or the one named.
+EVENT_LOOPS = ("auto", "asyncio", "uvloop")
+DEFAULT_EVENT_LOOP = "auto"
 """Where inboxes live when not told: in the server's own memory."""
 STORE_HELP = (
     "where inboxes live: memory (this process), or redis://[:PASSWORD@]HOST:PORT/DB "
@@ -86,6 +91,8 @@ class ServerConfig:
     ``dkim_keys`` maps DNS names to the TXT records that DKIM signatures are
     verified with (kept as sorted pairs, so that the configuration stays
     hashable); ``link_checks`` False makes the link-check route refuse.
+    ``event_loop`` is one of :data:`EVENT_LOOPS`: ``auto`` serves on uvloop
+    when it is installed, on asyncio's loop otherwise.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -96,6 +103,7 @@ class ServerConfig:
         "dkim_keys",
         "domains",
         "event_heartbeat",
+        "event_loop",
         "host",
         "hostname",
         "inbox_ttl",
@@ -137,9 +145,12 @@ class ServerConfig:
         public_smtp: tuple[str, int] | None = None,
         dkim_keys: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         link_checks: bool = True,
+        event_loop: str = DEFAULT_EVENT_LOOP,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
+        if event_loop not in EVENT_LOOPS:
+            raise ValueError(f"{event_loop!r} is not an event loop ({', '.join(EVENT_LOOPS)})")
         self.host: str = host
         self.smtp_port: int = smtp_port
         self.api_port: int = api_port
@@ -164,6 +175,7 @@ class ServerConfig:
         pairs = dkim_keys.items() if isinstance(dkim_keys, Mapping) else dkim_keys
         self.dkim_keys: tuple[tuple[str, str], ...] = tuple(sorted(pairs))
         self.link_checks: bool = link_checks
+        self.event_loop: str = event_loop
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

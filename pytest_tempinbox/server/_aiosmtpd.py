@@ -25,7 +25,13 @@ The private names relied on, and why:
 - ``SMTP._reader`` (aiosmtpd's :class:`asyncio.StreamReader`) and asyncio's
   ``StreamReader._limit``: the buffer limit a line is read with. aiosmtpd reads
   command lines and DATA lines with one limit; ``smtp_DATA`` raises it to
-  ``line_length_limit`` for DATA only.
+  ``line_length_limit`` for DATA only. :meth:`SMTPProtocol.take_over` feeds
+  it the bytes a connection's earlier protocol left unread.
+- ``SMTP.command_size_limits``: each EHLO adds 26 (SIZE) and 10 (SMTPUTF8) to
+  MAIL's line limit; :meth:`SMTPProtocol.take_over` adds what the EHLO commands
+  answered before it would have.
+- ``SMTP._handle_client`` begins with the greeting: after
+  :meth:`SMTPProtocol.take_over`, the first :meth:`SMTPProtocol.push` is skipped.
 
 And what aiosmtpd does with public names, relied on likewise:
 
@@ -46,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, AnyStr, TypeVar, cast
 
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 
@@ -123,6 +129,43 @@ class SMTPProtocol(SMTP):
     def __init__(self, handler: Any, **options: Any) -> None:
         super().__init__(handler, **options)
         self._refused = False
+        self._greeted_elsewhere = False
+
+    def take_over(
+        self,
+        transport: asyncio.BaseTransport,
+        session: Session,
+        envelope: Envelope,
+        ehlos: int,
+        unread: bytes,
+    ) -> None:
+        """Serve a connection from the middle: another protocol greeted the client and served it.
+
+        ``session`` and ``envelope`` are the connection's as they stand, after
+        ``ehlos`` EHLO commands; ``unread`` is what the client sent that is not
+        answered yet. The caller has made this the transport's protocol.
+        """
+        self._greeted_elsewhere = True
+        self.connection_made(transport)
+        if self._refused:
+            return
+        session.peer = transport.get_extra_info("peername")
+        self.session = session
+        self.envelope = envelope
+        for _ in range(ehlos):  # what aiosmtpd's EHLO adds to MAIL's line limit, each time
+            if self.data_size_limit:
+                self.command_size_limits["MAIL"] += 26
+            if self.enable_SMTPUTF8:
+                self.command_size_limits["MAIL"] += 10
+        if unread:
+            self._reader.feed_data(unread)
+
+    async def push(self, status: AnyStr) -> None:
+        """Send a reply; not the greeting of a connection greeted before :meth:`take_over`."""
+        if self._greeted_elsewhere:
+            self._greeted_elsewhere = False  # the session's first reply is its greeting
+            return
+        await super().push(status)
 
     def __dir__(self) -> list[str]:
         return dispatch_names(type(self))
@@ -182,8 +225,9 @@ class SMTPProtocol(SMTP):
         elif self.transport is None:
             return
         elif self.transport.get_extra_info("sslcontext") is not None:
-            assert isinstance(self.transport, asyncio.WriteTransport)
-            self.transport.abort()  # implicit TLS: close() would wait for the client
+            cast(
+                asyncio.WriteTransport, self.transport
+            ).abort()  # implicit TLS: close() would wait for the client
         else:
             self.transport.close()
 

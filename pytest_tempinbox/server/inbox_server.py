@@ -17,12 +17,12 @@ import logging
 import socket
 import ssl
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .._net import reachable_host
-from ..config import DEFAULT_DOMAIN, DEFAULT_HOST, DEFAULT_STORE, ServerConfig
+from ..config import DEFAULT_DOMAIN, DEFAULT_EVENT_LOOP, DEFAULT_HOST, DEFAULT_STORE, ServerConfig
 from ..errors import ServerStartError, StoreUnavailable
 from ..limits import (
     DEFAULT_DATA_LINE_LIMIT,
@@ -36,6 +36,7 @@ from ..limits import (
 )
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
 from .counters import ServerCounters
+from .event_loops import loop_factory
 from .http_listener import LazyHTTP
 from .in_process import ASGIApp, LocalTransport
 from .smtp import SMTPService
@@ -102,6 +103,8 @@ class InboxServer:
     verified with, never looked up in real DNS (the message's ``dkim``).
     ``link_checks`` False makes ``GET .../link-check`` refuse (403): a server
     bound beyond loopback requests the links of the mail it is sent when asked.
+    ``event_loop`` is ``auto`` (uvloop when installed: the ``uvloop`` extra),
+    ``asyncio`` or ``uvloop``.
 
     The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
     ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
@@ -130,6 +133,7 @@ class InboxServer:
         store: str = DEFAULT_STORE,
         dkim_keys: Mapping[str, str] | None = None,
         link_checks: bool = True,
+        event_loop: str = DEFAULT_EVENT_LOOP,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -153,6 +157,7 @@ class InboxServer:
                 store=store,
                 dkim_keys=dkim_keys or {},
                 link_checks=link_checks,
+                event_loop=event_loop,
             )
         )
 
@@ -290,11 +295,13 @@ class InboxServer:
         """Bind both ports and start serving; return once both accept connections.
 
         Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
-        taken or the host cannot be bound, TLS is on and trustme is missing, or
+        taken or the host cannot be bound, TLS is on and trustme is missing,
+        ``event_loop`` is ``uvloop`` and uvloop is missing, or
         the store does not answer (Redis unreachable).
         """
         if self._thread is not None:
             raise RuntimeError("this server was already started")
+        new_loop = loop_factory(self.config.event_loop)
         try:
             self.store.stats()  # the store answers: a Redis store reaches Redis
         except StoreUnavailable as exc:
@@ -311,7 +318,10 @@ class InboxServer:
             raise
         self._ports = (smtp_socket.getsockname()[1], api_socket.getsockname()[1])
         self._thread = threading.Thread(
-            target=self._run, args=(smtp_socket, api_socket), name="tempinbox-server", daemon=True
+            target=self._run,
+            args=(new_loop, smtp_socket, api_socket),
+            name="tempinbox-server",
+            daemon=True,
         )
         self._thread.start()
         self._ready.wait()
@@ -365,8 +375,13 @@ class InboxServer:
     def __repr__(self) -> str:
         return f"<InboxServer {self.smtp_url} {self.api_url}>"
 
-    def _run(self, smtp_socket: socket.socket, api_socket: socket.socket) -> None:
-        loop = asyncio.new_event_loop()
+    def _run(
+        self,
+        new_loop: Callable[[], asyncio.AbstractEventLoop],
+        smtp_socket: socket.socket,
+        api_socket: socket.socket,
+    ) -> None:
+        loop = new_loop()
         self._loop = loop
         try:
             loop.run_until_complete(self._serve(smtp_socket, api_socket))

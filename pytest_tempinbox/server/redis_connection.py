@@ -32,7 +32,7 @@ import functools
 import hashlib
 import ssl
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 from redis.connection import parse_url
@@ -95,8 +95,8 @@ class _Protocol(asyncio.Protocol):
         """Given the data of each message of a subscription (a subscribed connection only)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # uvloop's transports are not asyncio's classes, but do what asyncio.Transport does.
+        self._transport = cast(asyncio.Transport, transport)
 
     def request(self, command: bytes) -> asyncio.Future[Any]:
         """Send one packed command; the future gets its reply (or the error)."""

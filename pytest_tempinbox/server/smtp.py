@@ -14,21 +14,23 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
-import re
 import socket
 import ssl
+from collections.abc import Callable
 from email.errors import HeaderParseError
-from typing import Any, AnyStr
+from typing import Any, AnyStr, cast
 
-from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, syntax
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, syntax
+from aiosmtpd.smtp import Session as AiosmtpdSession
+from aiosmtpd.smtp import __ident__ as AIOSMTPD_IDENT
 
 from ..config import ServerConfig
 from ..limits import COMMAND_LINE_LIMIT
 from ..parsing.email_internals import get_addr_spec, get_angle_addr
-from ..parsing.headers import DOT_ATOM
 from ..smtp_security import SMTPAuth
 from ._aiosmtpd import SMTPProtocol
 from .counters import AUTH_REQUIRED, ServerCounters
+from .smtp_fast_lane import PLAIN_PATH, FastLane, LaneSettings, Session
 from .smtp_handler import InboxHandler, Transaction
 from .storage import InboxStore
 
@@ -36,7 +38,7 @@ __all__ = ["InboxHandler", "SMTPService"]
 
 
 def _accept_any_credentials(
-    server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
+    server: SMTP, session: AiosmtpdSession, envelope: Envelope, mechanism: str, auth_data: Any
 ) -> AuthResult:
     return AuthResult(success=True, auth_data=auth_data)
 
@@ -49,7 +51,12 @@ class _Credentials:
         self._password = (auth.password or "").encode("utf-8")
 
     def __call__(
-        self, server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any
+        self,
+        server: SMTP,
+        session: AiosmtpdSession,
+        envelope: Envelope,
+        mechanism: str,
+        auth_data: Any,
     ) -> AuthResult:
         if not isinstance(auth_data, LoginPassword):
             return AuthResult(success=False, handled=False)
@@ -59,9 +66,6 @@ class _Credentials:
         # handled=False: aiosmtpd then answers a failure with 535 5.7.8.
         return AuthResult(success=user_ok and password_ok, handled=False, auth_data=auth_data)
 
-
-# "<local@domain>" in plain ASCII atoms: how nearly every client writes a path.
-_PLAIN_PATH = re.compile(rf"<({DOT_ATOM}@{DOT_ATOM})>")
 
 # aiosmtpd's replies that lack an enhanced status code (RFC 3463), with it.
 _ENHANCED_REPLIES = {
@@ -84,7 +88,7 @@ class _TrackedSMTP(SMTPProtocol):
     def __init__(
         self,
         handler: InboxHandler,
-        sessions: set[_TrackedSMTP],
+        sessions: set[Session],
         *,
         max_connections: int,
         data_line_limit: int,
@@ -117,7 +121,7 @@ class _TrackedSMTP(SMTPProtocol):
         """
         if not arg:
             return "", ""
-        plain = _PLAIN_PATH.match(arg)
+        plain = PLAIN_PATH.match(arg)
         if plain is not None:
             # What the email package makes of "<a.b@c.d>": the address as written,
             # and the rest without the blanks that follow it (unless a comment does).
@@ -146,7 +150,7 @@ class _TrackedSMTP(SMTPProtocol):
         """Count the connection in, or refuse it with ``421`` when the limit is reached."""
         # Counted here, as each connection is made, so a burst cannot outrun it.
         if len(self._sessions) >= self._max_connections:
-            assert isinstance(transport, asyncio.WriteTransport)
+            transport = cast(asyncio.WriteTransport, transport)  # uvloop's too
             transport.write(b"421 4.7.0 Too many connections, try again later\r\n")
             transport.close()
             return False
@@ -209,6 +213,8 @@ class SMTPService:
         config: ServerConfig,
         tls_context: ssl.SSLContext | None = None,
         counters: ServerCounters | None = None,
+        *,
+        fast_lane: bool = True,
     ) -> None:
         tls = config.tls
         if (tls != "off") != (tls_context is not None):
@@ -228,7 +234,11 @@ class SMTPService:
         self.data_line_limit = config.data_line_limit
         self.tls = tls
         self.tls_context = tls_context
-        self._sessions: set[_TrackedSMTP] = set()
+        # The fast lane serves every mode but those where AUTH or STARTTLS comes first.
+        self.fast_lane = fast_lane and tls != "required" and self.auth.mode != "password"
+        self._sessions: set[Session] = set()
+        self.lane: LaneSettings | None = None
+        """What the fast lanes share, once started with the fast lane."""
         self.counters.smtp_sessions = self._sessions.__len__
         self.counters.smtp_listening = self.serving
         self._server: asyncio.Server | None = None
@@ -259,8 +269,8 @@ class SMTPService:
         loop = asyncio.get_running_loop()
         options = self._protocol_options()
 
-        def protocol() -> asyncio.Protocol:
-            session: asyncio.Protocol = _TrackedSMTP(
+        def aiosmtpd_protocol() -> SMTPProtocol:
+            return _TrackedSMTP(
                 self.handler,
                 self._sessions,
                 max_connections=self.max_connections,
@@ -272,7 +282,24 @@ class SMTPService:
                 loop=loop,
                 **options,
             )
-            return session
+
+        protocol: Callable[[], asyncio.Protocol] = aiosmtpd_protocol
+        if self.fast_lane:
+            self.lane = settings = LaneSettings(
+                self.handler,
+                self._sessions,
+                aiosmtpd_protocol,
+                hostname=self.hostname,
+                ident=AIOSMTPD_IDENT,
+                timeout=self.timeout,
+                max_connections=self.max_connections,
+                data_size_limit=self.message_size_limit,
+                line_length_limit=self.data_line_limit + 1,  # as _TrackedSMTP's
+                starttls=self.tls == "starttls",
+            )
+
+            def protocol() -> asyncio.Protocol:
+                return FastLane(settings, loop)
 
         if self.tls == "implicit":
             self._server = await loop.create_server(

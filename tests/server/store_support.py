@@ -11,10 +11,13 @@ serves.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 import weakref
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
+
+import pytest
 
 from pytest_tempinbox.models import Fault, Stage
 from pytest_tempinbox.server.storage import InboxStore, StoredMessage
@@ -23,6 +26,13 @@ __all__ = ["ServingLoop", "accepts", "deliver", "run", "take_fault"]
 
 _T = TypeVar("_T")
 _Store = TypeVar("_Store", bound=InboxStore)
+
+# The server's event loops, as test parameters: uvloop's only where it is installed.
+_NO_UVLOOP = importlib.util.find_spec("uvloop") is None
+LOOPS = [
+    "asyncio",
+    pytest.param("uvloop", marks=pytest.mark.skipif(_NO_UVLOOP, reason="uvloop is not installed")),
+]
 _TIMEOUT = 30.0
 _serving: weakref.WeakKeyDictionary[Any, asyncio.AbstractEventLoop] = weakref.WeakKeyDictionary()
 
@@ -30,8 +40,10 @@ _serving: weakref.WeakKeyDictionary[Any, asyncio.AbstractEventLoop] = weakref.We
 class ServingLoop:
     """A loop in a thread that serves the stores given to :meth:`serve`, until :meth:`close`."""
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+    def __init__(
+        self, new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    ) -> None:
+        self.loop = new_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="serving-loop")
         self._thread.start()
         self._stores: list[InboxStore] = []

@@ -1,0 +1,563 @@
+"""The SMTP fast lane answers as aiosmtpd does: the same transcripts, the same mail stored.
+
+Two SMTP services share one memory store: one with the fast lane, one served
+by aiosmtpd's protocol alone. Every conversation below goes to both, whole
+(pipelined in one write) and a byte at a time, and the replies and what each
+stored must match. The conversations cover what the lane serves itself and
+what it hands over (AUTH, HELP, syntax errors, unknown parameters, long lines,
+limits in DATA), before and after a transaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_tempinbox.config import ServerConfig
+from pytest_tempinbox.server.event_loops import loop_factory
+from pytest_tempinbox.server.smtp import SMTPService
+from pytest_tempinbox.server.sockets import listen
+from pytest_tempinbox.server.store import Store
+
+from .store_support import LOOPS, ServingLoop
+
+TIMEOUT = 10.0
+SIZE_LIMIT = 3000
+LINE_LIMIT = 200
+MAX_RECIPIENTS = 3
+HOSTNAME = "mx.lane.test"
+
+
+class Pair:
+    """The same store served twice: with the fast lane, and by aiosmtpd alone."""
+
+    def __init__(self, loop: ServingLoop, store: Store, config: ServerConfig) -> None:
+        self.store = store
+        self.ports: dict[bool, int] = {}
+        self.services: list[SMTPService] = []
+        for lane in (True, False):
+            service = SMTPService(store, config, fast_lane=lane)
+            assert service.fast_lane is lane
+            sock = listen("127.0.0.1", 0, "SMTP")
+            self.ports[lane] = sock.getsockname()[1]
+            loop.call(service.start(sock))
+            self.services.append(service)
+
+    def live(self) -> str:
+        """A fresh live address."""
+        return self.store.generate().address
+
+
+@pytest.fixture(scope="module", params=LOOPS)
+def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
+    """A memory store served with and without the fast lane, on one loop of each kind."""
+    loop = ServingLoop(loop_factory(request.param))
+    store = loop.serve(Store(("lane.test",)))
+    config = ServerConfig(
+        hostname=HOSTNAME,
+        message_size_limit=SIZE_LIMIT,
+        data_line_limit=LINE_LIMIT,
+        max_recipients=MAX_RECIPIENTS,
+    )
+    served = Pair(loop, store, config)
+    yield served
+    for service in served.services:
+        loop.call(service.stop())
+    loop.close()
+
+
+def converse(port: int, chunks: list[bytes]) -> bytes:
+    """Send ``chunks`` (each in one write), then read every reply until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for chunk in chunks:
+            sock.sendall(chunk)
+        received = b""
+        while data := sock.recv(65536):
+            received += data
+    return re.sub(rb"queued as \S+", b"queued as ID", received)
+
+
+def stored(pair: Pair, addresses: list[str]) -> list[tuple[str, list[str], bytes]]:
+    """What the inboxes received: sender, recipients and raw bytes of each message."""
+    found = []
+    for address in addresses:
+        for message in pair.store.messages(address):
+            envelope = message.envelope
+            found.append((envelope.mail_from, list(envelope.rcpt_to), message.raw))
+    return found
+
+
+def plain_message(to: str) -> bytes:
+    return f"From: app@example.test\r\nTo: {to}\r\nSubject: hello\r\n\r\nHello.\r\n".encode()
+
+
+# Each conversation: (name, a function of the live addresses giving the lines sent).
+# "{0}", "{1}"... in a line are live addresses; each conversation ends with QUIT.
+CONVERSATIONS: list[tuple[str, list[str]]] = [
+    (
+        "plain",
+        [
+            "EHLO client.test",
+            "MAIL FROM:<app@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "Subject: hi",
+            "",
+            "Hello.",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "helo",
+        [
+            "HELO client.test",
+            "MAIL FROM:<app@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "Subject: hi",
+            "",
+            "Hello.",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "lower case",
+        [
+            "ehlo client.test",
+            "mail from:<app@example.test>",
+            "rcpt to:<{0}>",
+            "data",
+            "Subject: hi",
+            "",
+            ".",
+            "quit",
+        ],
+    ),
+    (
+        "blanks",
+        [
+            "EHLO   client.test  ",
+            "MAIL FROM: <app@example.test>  ",
+            "RCPT TO:   <{0}>",
+            "DATA  ",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "out of order",
+        [
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "EHLO c.test",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "MAIL FROM:<a@example.test>",
+            "DATA",
+            "MAIL FROM:<b@example.test>",
+            "QUIT",
+        ],
+    ),
+    (
+        "unknown recipient",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<nobody@lane.test>",
+            "RCPT TO:<someone@elsewhere.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "mail parameters",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test> SIZE=100 BODY=8BITMIME",
+            "RSET",
+            "MAIL FROM:<a@example.test> SIZE=999999",
+            "RSET",
+            "MAIL FROM:<a@example.test> BODY=BINARY",
+            "MAIL FROM:<a@example.test> X=1",
+            "MAIL FROM:<a@example.test> SMTPUTF8=yes",
+            "MAIL FROM:<a@example.test> SIZE",
+            "MAIL FROM:<a@example.test> SIZE=1 SIZE=2",
+            "MAIL FROM:<a@example.test> SIZE=x",
+            "MAIL FROM:<a@example.test> size=10 body=7bit smtputf8",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "helo parameters",
+        [
+            "HELO c.test",
+            "MAIL FROM:<a@example.test> SIZE=10",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}> NOTIFY=NEVER",
+            "RCPT TO:<{0}>",
+            "DATA",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "odd paths",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<>",
+            "RSET",
+            "MAIL FROM:app@example.test",
+            "RSET",
+            "MAIL FROM:<a@example.test>x",
+            "MAIL FROM:<a@example.test> (comment)",
+            "RSET",
+            "MAIL FROM:<@relay.test:a@example.test>",
+            "RSET",
+            "MAIL FROM:<a@",
+            "MAIL FROM:",
+            "MAIL TO:<a@example.test>",
+            "MAIL",
+            'MAIL FROM:<"quoted name"@example.test>',
+            "RCPT TO:<{0}> ",
+            "RCPT TO:{0}",
+            "RCPT",
+            "RCPT TO:<{0}>x",
+            "DATA",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "unicode",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<jos\u00e9@example.test>",
+            "MAIL FROM:<jos\u00e9@example.test> SMTPUTF8",
+            "RCPT TO:<{0}>",
+            "RCPT TO:<b\u00fc@lane.test>",
+            "DATA",
+            "Subject: caf\u00e9",
+            "",
+            "\u00e9t\u00e9",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "small commands",
+        ["NOOP", "NOOP whatever", "EHLO c.test", "RSET", "RSET now", "NOOP", "QUIT now", "QUIT"],
+    ),
+    (
+        "handed over",
+        [
+            "EHLO c.test",
+            "AUTH PLAIN " + base64.b64encode(b"\0user\0pass").decode(),
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "handed over mid-transaction",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "HELP",
+            "VRFY someone",
+            "RCPT TO:<{1}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "unknown and empty",
+        [
+            "EHLO c.test",
+            "",
+            "FOO bar",
+            "EXPN x",
+            "STARTTLS",
+            "\u00e9HLO x",
+            "MAIL\tFROM:<a@example.test>",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    ("no name", ["EHLO", "HELO", "EHLO ", "MAIL FROM:<a@example.test>", "HELO c.test", "QUIT"]),
+    (
+        "two transactions",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "Subject: one",
+            "",
+            "1",
+            ".",
+            "MAIL FROM:<b@example.test>",
+            "RCPT TO:<{1}>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "Subject: two",
+            "",
+            "2",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "ehlo resets",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "EHLO c.test",
+            "DATA",
+            "RCPT TO:<{0}>",
+            "HELO c.test",
+            "MAIL FROM:<a@example.test>",
+            "QUIT",
+        ],
+    ),
+    (
+        "too many recipients",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "RCPT TO:<{1}>",
+            "RCPT TO:<{2}>",
+            "RCPT TO:<{3}>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "dots",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            ".hidden",
+            "..two",
+            "...",
+            "a.",
+            " .",
+            ".",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "long command",
+        [
+            "EHLO c.test",
+            "NOOP " + "x" * 600,
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<" + "x" * 480 + "@lane.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "long data line",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "a" * (LINE_LIMIT - 1),
+            "b" * LINE_LIMIT,
+            "c" * (LINE_LIMIT + 5),
+            "d",
+            ".",
+            "NOOP",
+            "QUIT",
+        ],
+    ),
+    (
+        "line at the limits",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "a" * (LINE_LIMIT - 2),
+            "b" * (LINE_LIMIT - 1),
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "too much data",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            *["x" * 150] * 25,
+            ".",
+            "RSET",
+            "QUIT",
+        ],
+    ),
+    (
+        "too much, then too long",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            *["y" * 190] * 16,
+            "z" * (LINE_LIMIT * 3),
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "too long, then too much",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<a@example.test>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "z" * (LINE_LIMIT * 3),
+            *["y" * 190] * 16,
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
+        "empty body",
+        ["EHLO c.test", "MAIL FROM:<a@example.test>", "RCPT TO:<{0}>", "DATA", ".", "QUIT"],
+    ),
+]
+
+# Lines of DATA in bare LF, and a lone "." ended by a bare LF: aiosmtpd reads lines to CRLF.
+RAW_CONVERSATIONS: list[tuple[str, bytes]] = [
+    (
+        "bare LF data",
+        b"EHLO c.test\r\nMAIL FROM:<a@example.test>\r\nRCPT TO:<{0}>\r\nDATA\r\n"
+        b"Subject: lf\nline\n.\nmore\r\n.\r\nQUIT\r\n",
+    ),
+    (
+        "bare LF commands",
+        b"EHLO c.test\nMAIL FROM:<a@example.test>\nRCPT TO:<{0}>\nDATA\nx\r\n.\r\nQUIT\n",
+    ),
+    ("NUL and CR", b"EHLO c.test\r\nNO\x00OP\r\nMAIL FROM:<a@example.test>\rRCPT\r\nQUIT\r\n"),
+    ("8-bit in a command", b"EHLO c.\xfftest\r\nMAIL FROM:<a\xff@example.test>\r\nQUIT\r\n"),
+]
+
+
+# The conversations the lane serves start to end; it hands every other one over.
+SERVED_BY_THE_LANE = {
+    "plain",
+    "helo",
+    "lower case",
+    "blanks",
+    "unknown recipient",
+    "two transactions",
+    "too many recipients",
+    "dots",
+    "long data line",
+    "line at the limits",
+    "too much data",
+    "too much, then too long",
+    "too long, then too much",
+    "empty body",
+    "bare LF data",
+    "bare LF commands",
+}
+
+
+def _lines(lines: list[str], addresses: list[str]) -> bytes:
+    return "".join(line.format(*addresses) + "\r\n" for line in lines).encode("utf-8")
+
+
+def _raw(template: bytes, addresses: list[str]) -> bytes:
+    return template.replace(b"{0}", addresses[0].encode())
+
+
+def _cases() -> list[tuple[str, object]]:
+    return [(name, lines) for name, lines in CONVERSATIONS] + list(RAW_CONVERSATIONS)
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["pipelined", "byte-by-byte"])
+@pytest.mark.parametrize(("name", "script"), _cases(), ids=[name for name, _ in _cases()])
+def test_the_lane_answers_as_aiosmtpd(pair: Pair, name: str, script: object, whole: bool) -> None:
+    transcripts = []
+    received = []
+    lane_settings = pair.services[0].lane
+    assert lane_settings is not None
+    handovers = lane_settings.handovers
+    for lane in (True, False):
+        addresses = [pair.live() for _ in range(4)]
+        sent = _lines(script, addresses) if isinstance(script, list) else _raw(script, addresses)  # type: ignore[arg-type]
+        chunks = [sent] if whole else [sent[i : i + 1] for i in range(len(sent))]
+        transcript = converse(pair.ports[lane], chunks)
+        for number, address in enumerate(addresses):
+            transcript = transcript.replace(address.encode(), f"<address {number}>".encode())
+        transcripts.append(transcript)
+        received.append(
+            [
+                (
+                    mail_from,
+                    [addresses.index(to) for to in rcpt_to],
+                    raw.replace(addresses[0].encode(), b"<address 0>"),
+                )
+                for mail_from, rcpt_to, raw in stored(pair, addresses)
+            ]
+        )
+    assert transcripts[0] == transcripts[1]
+    assert received[0] == received[1]
+    assert transcripts[0].endswith(b"221 Bye\r\n") or b"\r\n421" in transcripts[0]
+    assert (lane_settings.handovers == handovers) == (name in SERVED_BY_THE_LANE)
+
+
+def test_a_plain_message_is_stored_once(pair: Pair) -> None:
+    address = pair.live()
+    message = plain_message(address)
+    sent = (
+        f"EHLO c.test\r\nMAIL FROM:<app@example.test>\r\nRCPT TO:<{address}>\r\nDATA\r\n".encode()
+        + message
+        + b".\r\nQUIT\r\n"
+    )
+    transcript = converse(pair.ports[True], [sent])
+    assert b"250 2.0.0 OK: queued as ID" in transcript
+    assert stored(pair, [address]) == [("app@example.test", [address], message)]
