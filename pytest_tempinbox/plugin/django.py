@@ -27,9 +27,10 @@ def django_mail_to(request: pytest.FixtureRequest, server: TempInboxServer) -> I
     import importlib.util
     import sys
 
-    if importlib.util.find_spec("django") is None:
+    # find_spec is slower than a look in sys.modules, and Django is there after the first test.
+    if sys.modules.get("django") is None and importlib.util.find_spec("django") is None:
         pytest.fail("tempinbox_django needs Django, which is not installed", pytrace=False)
-    from ..django_mail import dns_name_cached, mail_settings, project_tls
+    from ..django_mail import changed_settings, dns_name_cached, mail_settings, project_tls
 
     problem: str | None = None
     try:
@@ -38,7 +39,8 @@ def django_mail_to(request: pytest.FixtureRequest, server: TempInboxServer) -> I
         problem = str(exc)
     if problem is not None:  # out of the except block: one line, no chained exception
         pytest.fail(f"tempinbox_django: {problem}", pytrace=False)
-    values = mail_settings(server, use_tls, use_ssl)
+    # Only what differs: each overridden setting costs Django a signal in and out.
+    values = changed_settings(mail_settings(server, use_tls, use_ssl))
     pytest_django = sys.modules.get("pytest_django.plugin")
     with dns_name_cached():
         if pytest_django is not None and request.config.pluginmanager.is_registered(pytest_django):

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import pytest
 
+from ..errors import InboxNotFound
 from .session import SERVERS, viewer_url
 
 if TYPE_CHECKING:
@@ -88,8 +89,6 @@ def discard(request: pytest.FixtureRequest, inboxes: list[Inbox]) -> None:
     """Delete a test's inboxes at its teardown, unless ``--tempinbox-keep`` kept them."""
     if request.node.stash.get(_KEPT, False):
         return
-    from ..errors import InboxNotFound
-
     for inbox in inboxes:
         with contextlib.suppress(InboxNotFound):  # the test deleted it itself
             inbox.delete()

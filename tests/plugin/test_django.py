@@ -8,9 +8,12 @@ Django for Python 3.10 and 3.11; Django 6 needs Python 3.12.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_tempinbox.plugin import URL_ENVIRONMENT_VARIABLE
+from pytest_tempinbox.server.inbox_server import InboxServer
 
 SETTINGS = """
 SECRET_KEY = "only-for-the-tests"
@@ -101,6 +104,47 @@ def test_email_use_tls_is_kept_and_sends_over_starttls(project: pytest.Pytester,
     result.stdout.fnmatch_lines(["*EMAIL_USE_TLS True EMAIL_USE_SSL False*"])
 
 
+def test_the_tls_backends_share_one_context_for_the_test_ca(project: pytest.Pytester) -> None:
+    # Django builds a backend for each send_mail; loading the CA for each cost 0.4 ms.
+    write_settings(project, "EMAIL_USE_TLS = True\n")
+    project.makepyfile(
+        test_mail="""
+        from django.core.mail import get_connection, send_mail
+
+
+        def test_two_mails(tempinbox_django, tempinbox):
+            assert get_connection().ssl_context is get_connection().ssl_context
+            send_mail("first", "One.", None, [tempinbox.address])
+            send_mail("second", "Two.", None, [tempinbox.address])
+
+            assert len(tempinbox.wait_for_messages(2, timeout=10)) == 2
+        """
+    )
+
+    run_with_pytest_django(project, "--tempinbox-tls", "starttls").assert_outcomes(passed=1)
+
+
+def test_a_rewritten_ca_file_gets_a_new_context(tmp_path: Path) -> None:
+    from pytest_tempinbox.django_mail import _context, _version
+
+    server = InboxServer(tls="starttls")
+    server.start()
+    try:
+        assert server.ca_path is not None
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(Path(server.ca_path).read_bytes())
+        files = (str(ca), None, None)
+        first = _context(*files, versions=tuple(_version(path) for path in files))
+        again = _context(*files, versions=tuple(_version(path) for path in files))
+        ca.write_bytes(ca.read_bytes() + b"\n")
+        rewritten = _context(*files, versions=tuple(_version(path) for path in files))
+    finally:
+        server.stop()
+
+    assert again is first
+    assert rewritten is not first
+
+
 def test_email_use_ssl_is_kept_and_sends_over_implicit_tls(project: pytest.Pytester) -> None:
     write_settings(project, "EMAIL_USE_SSL = True\n")
     project.makepyfile(test_mail=SEND_TEST)
@@ -122,6 +166,34 @@ def test_tls_settings_are_turned_off_against_a_plain_server(
 
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*EMAIL_USE_TLS False EMAIL_USE_SSL False*"])
+
+
+def test_only_the_settings_that_differ_are_overridden(project: pytest.Pytester) -> None:
+    # EMAIL_USE_SSL is already False: left alone. EMAIL_USE_TLS = 0 is falsy but no bool:
+    # overridden, so that the test reads False.
+    write_settings(project, "EMAIL_USE_TLS = 0\n")
+    project.makepyfile(
+        test_mail="""
+        from django.conf import settings
+        from django.test.signals import setting_changed
+
+        changed = set()
+        setting_changed.connect(lambda setting, **kwargs: changed.add(setting), weak=False)
+
+
+        def test_mail(tempinbox_django):
+            assert settings.EMAIL_USE_TLS is False
+            assert settings.EMAIL_USE_SSL is False
+            emails = sorted(name for name in changed if name.startswith("EMAIL_"))
+            assert emails == ["EMAIL_BACKEND", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_USE_TLS"]
+
+
+        def test_the_settings_are_restored_after_the_test():
+            assert (settings.EMAIL_HOST, settings.EMAIL_USE_TLS) == ("smtp.example.com", 0)
+        """
+    )
+
+    run_with_pytest_django(project).assert_outcomes(passed=2)
 
 
 def test_a_django_test_case_uses_the_fixture_through_usefixtures(

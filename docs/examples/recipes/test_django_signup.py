@@ -30,4 +30,4 @@ def test_the_django_project_tests_pass(
     result = pytester.runpytest_subprocess(
         "-p", "pytest_django.plugin", "-p", "pytest_tempinbox.plugin"
     )
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
