@@ -50,14 +50,16 @@ And what aiosmtpd does with public names, relied on likewise:
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Callable
-from typing import Any, AnyStr, TypeVar, cast
+from typing import Any, AnyStr, cast
 
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 
+from ._hook_names import dispatch_names, keep_signature
+
 __all__ = [
     "ASSUMED_VERSION",
+    "ENVELOPE_STATE",
+    "SESSION_STATE",
     "QuietSession",
     "SMTPProtocol",
     "dispatch_names",
@@ -67,40 +69,20 @@ __all__ = [
 # The aiosmtpd release this module was written against, and tested with.
 ASSUMED_VERSION = "1.4.6"
 
-# aiosmtpd finds its commands, AUTH mechanisms and handler hooks by these prefixes.
-DISPATCH_PREFIXES = ("smtp_", "auth_", "handle_")
+# What a connection's earlier protocol hands over: aiosmtpd's Session and Envelope
+# attributes that the commands so far have set.
+SESSION_STATE = ("host_name", "extended_smtp")
+ENVELOPE_STATE = (
+    "mail_from",
+    "mail_options",
+    "smtp_utf8",
+    "content",
+    "original_content",
+    "rcpt_tos",
+    "rcpt_options",
+)
 # Seconds a dropped session may take to end; closing it ends it at once.
 _DROP_GRACE = 5.0
-
-_dispatch_names_of: dict[type, list[str]] = {}
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def dispatch_names(cls: type) -> list[str]:
-    """The names of ``cls`` that aiosmtpd looks for: what a ``__dir__`` need list.
-
-    aiosmtpd builds each connection's command and AUTH tables from ``dir()`` and
-    :func:`inspect.getmembers` of the protocol and the handler: a getattr and a
-    sort over some 150 names, most of the cost of accepting a connection. The
-    names it looks for are the class's, so they are listed once per class.
-    """
-    names = _dispatch_names_of.get(cls)
-    if names is None:
-        names = sorted(name for name in dir(cls) if name.startswith(DISPATCH_PREFIXES))
-        _dispatch_names_of[cls] = names
-    return list(names)
-
-
-def keep_signature(function: _F) -> _F:
-    """Give ``function`` its signature, worked out once, and return it.
-
-    aiosmtpd looks at ``handle_EHLO``'s signature on every connection (to tell
-    its old four-argument form apart), which takes longer than the rest of
-    setting up the session; :func:`inspect.signature` hands out a
-    ``__signature__`` as it is.
-    """
-    setattr(function, "__signature__", inspect.signature(function))  # noqa: B010
-    return function
 
 
 class QuietSession(Session):
@@ -134,24 +116,31 @@ class SMTPProtocol(SMTP):
     def take_over(
         self,
         transport: asyncio.BaseTransport,
-        session: Session,
-        envelope: Envelope,
+        session: Any,
+        envelope: Any,
         ehlos: int,
         unread: bytes,
     ) -> None:
         """Serve a connection from the middle: another protocol greeted the client and served it.
 
         ``session`` and ``envelope`` are the connection's as they stand, after
-        ``ehlos`` EHLO commands; ``unread`` is what the client sent that is not
-        answered yet. The caller has made this the transport's protocol.
+        ``ehlos`` EHLO commands (objects with the attributes of aiosmtpd's
+        :class:`Session` and :class:`Envelope` that :data:`SESSION_STATE` and
+        :data:`ENVELOPE_STATE` name); ``unread`` is what the client sent that
+        is not answered yet. The caller has made this the transport's protocol.
         """
         self._greeted_elsewhere = True
         self.connection_made(transport)
         if self._refused:
             return
-        session.peer = transport.get_extra_info("peername")
-        self.session = session
-        self.envelope = envelope
+        assert self.session is not None
+        assert self.envelope is not None
+        for name in SESSION_STATE:
+            setattr(self.session, name, getattr(session, name))
+        for name in ENVELOPE_STATE:
+            setattr(self.envelope, name, getattr(envelope, name))
+        if hasattr(envelope, "faulted") and hasattr(self.envelope, "faulted"):
+            self.envelope.faulted = envelope.faulted  # the addresses a fault struck (ours)
         for _ in range(ehlos):  # what aiosmtpd's EHLO adds to MAIL's line limit, each time
             if self.data_size_limit:
                 self.command_size_limits["MAIL"] += 26

@@ -33,13 +33,15 @@ import enum
 import logging
 import re
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..parsing.headers import DOT_ATOM
-from ._aiosmtpd import QuietSession, SMTPProtocol
-from .smtp_handler import InboxHandler, Transaction
+from .smtp_handler import InboxHandler
 
-__all__ = ["PLAIN_PATH", "FastLane", "LaneSettings", "Session"]
+if TYPE_CHECKING:
+    from ._aiosmtpd import SMTPProtocol
+
+__all__ = ["PLAIN_PATH", "FastLane", "LaneEnvelope", "LaneSession", "LaneSettings", "Session"]
 
 log = logging.getLogger("pytest_tempinbox.server.smtp")
 
@@ -57,6 +59,47 @@ class Session(Protocol):
 
     def close_now(self) -> None:
         """Close the connection at once."""
+
+
+class LaneSession:
+    """A connection's state, by the names aiosmtpd's ``Session`` gives it: the hooks read them."""
+
+    __slots__ = ("authenticated", "extended_smtp", "host_name", "peer")
+
+    def __init__(self) -> None:
+        self.peer: Any = None
+        self.host_name: str | None = None
+        self.extended_smtp = False
+        self.authenticated = False
+
+
+class LaneEnvelope:
+    """A transaction's state, with the names aiosmtpd's ``Envelope`` gives it.
+
+    ``faulted`` is the addresses a fault struck in this transaction, as in the
+    envelope of the aiosmtpd side.
+    """
+
+    __slots__ = (
+        "content",
+        "faulted",
+        "mail_from",
+        "mail_options",
+        "original_content",
+        "rcpt_options",
+        "rcpt_tos",
+        "smtp_utf8",
+    )
+
+    def __init__(self) -> None:
+        self.mail_from: str | None = None
+        self.mail_options: list[str] = []
+        self.smtp_utf8 = False
+        self.content: bytes | None = None
+        self.original_content: bytes | None = None
+        self.rcpt_tos: list[str] = []
+        self.rcpt_options: list[str] = []
+        self.faulted: set[str] = set()
 
 
 class _DataState(enum.Enum):
@@ -122,8 +165,9 @@ class FastLane(asyncio.Protocol):
         self._loop = loop
         self.transport: asyncio.Transport | None = None
         """The connection's transport, once made."""
-        self._session = QuietSession(loop)
-        self._envelope = Transaction()
+        # Typed as the hooks take them: aiosmtpd's Session and Envelope, by their attributes.
+        self._session: Any = LaneSession()
+        self._envelope: Any = LaneEnvelope()
         self._buffer = b""
         self._out: list[bytes] = []
         self._ehlos = 0
@@ -188,6 +232,14 @@ class FastLane(asyncio.Protocol):
             transport.abort()
         else:
             transport.close()
+
+    async def pause(self, seconds: float) -> None:
+        """Hold the answer for ``seconds`` (a fault's delay); the idle timer holds off as long."""
+        await asyncio.sleep(seconds)
+
+    async def drop(self) -> None:
+        """Close the connection without a word (a fault's disconnect)."""
+        self.close_now()
 
     async def push(self, status: str) -> None:
         """Send a reply now: what a fault that strikes in a hook says before it disconnects."""
@@ -254,7 +306,7 @@ class FastLane(asyncio.Protocol):
     def _ehlo(self, arg: str) -> bool:
         if not arg:
             return False
-        self._envelope = Transaction()
+        self._envelope = LaneEnvelope()
         self._session.extended_smtp = True
         self._ehlos += 1
         lines = list(self._settings.ehlo_lines)
@@ -268,7 +320,7 @@ class FastLane(asyncio.Protocol):
     def _helo(self, arg: str) -> bool:
         if not arg:
             return False
-        self._envelope = Transaction()
+        self._envelope = LaneEnvelope()
         self._session.extended_smtp = False
         self._session.host_name = arg
         self._out.append(self._settings.helo)
@@ -337,7 +389,7 @@ class FastLane(asyncio.Protocol):
     def _rset(self, arg: str) -> bool:
         if arg:
             return False
-        self._envelope = Transaction()
+        self._envelope = LaneEnvelope()
         self._reply("250 OK")
         return True
 
@@ -412,7 +464,7 @@ class FastLane(asyncio.Protocol):
         self._in_data = False
         self._data_lines = []
         if state is not _DataState.NOMINAL:
-            self._envelope = Transaction()
+            self._envelope = LaneEnvelope()
             if state is _DataState.TOO_LONG:
                 self._reply("500 Line too long (see RFC5321 4.5.3.1.6)")
             else:
@@ -452,7 +504,7 @@ class FastLane(asyncio.Protocol):
 
     def _answer(self, status: str, post_data: bool) -> None:
         if post_data:
-            self._envelope = Transaction()
+            self._envelope = LaneEnvelope()
         if not self._gone:
             self._reply(status)
 

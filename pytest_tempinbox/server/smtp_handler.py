@@ -3,20 +3,23 @@
 It accepts mail only for live generated addresses (no relaying, ever), and
 stores each message before answering ``250`` to DATA. Faults injected into an
 inbox (:mod:`pytest_tempinbox.server.faults`) strike here, at RCPT or at DATA.
-The connection it serves is :mod:`pytest_tempinbox.server.smtp`'s.
+The connection it serves is :mod:`pytest_tempinbox.server.smtp`'s: the fast
+lane and aiosmtpd's protocol call the same hooks, each with its own session and
+envelope objects of aiosmtpd's shape, so this module imports nothing of
+aiosmtpd when it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-
-from aiosmtpd.smtp import SMTP, Envelope, Session, TLSSetupException
+import sys
+from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreUnavailable
 from ..limits import DEFAULT_MAX_RECIPIENTS
 from ..models import Fault, Stage
-from ._aiosmtpd import SMTPProtocol, dispatch_names, keep_signature
+from ._hook_names import dispatch_names, keep_signature
 from .counters import (
     INJECTED_FAULT,
     INVALID_ADDRESS,
@@ -28,7 +31,11 @@ from .counters import (
 from .faults import data_answer, reply_line
 from .storage import InboxStore
 
-__all__ = ["InboxHandler", "Transaction"]
+if TYPE_CHECKING:
+    # Their shapes: the fast lane passes objects of its own with the same attributes.
+    from aiosmtpd.smtp import SMTP, Envelope, Session
+
+__all__ = ["InboxHandler"]
 
 # The SMTP side logs under one name, the one its users' logging settings know.
 log = logging.getLogger("pytest_tempinbox.server.smtp")
@@ -191,7 +198,7 @@ class InboxHandler:
         """
         if not self.store.faults_added:  # the usual case: no test ever asked for one
             return None
-        taken = envelope.faulted if isinstance(envelope, Transaction) else set()
+        taken: set[str] = getattr(envelope, "faulted", set())
         key = address.lower()
         if key in taken:
             return None
@@ -202,7 +209,8 @@ class InboxHandler:
 
     async def handle_exception(self, error: Exception) -> str:
         """Log an unexpected error and answer a temporary failure without internals."""
-        if isinstance(error, TLSSetupException):
+        aiosmtpd_smtp: Any = sys.modules.get("aiosmtpd.smtp")  # only it raises this one
+        if aiosmtpd_smtp is not None and isinstance(error, aiosmtpd_smtp.TLSSetupException):
             # A client that does not trust the certificate: its failure, not ours.
             # aiosmtpd closes the connection without sending this answer.
             log.info("STARTTLS handshake failed: %s", error.__cause__)
@@ -218,16 +226,15 @@ async def _strike(server: SMTP, fault: Fault) -> str | None:
     holds the answer; a disconnect closes the connection without one; a 421
     reply is followed by closing it, as RFC 5321 3.8 says a server does.
     """
+    # The project's protocols (aiosmtpd's and the fast lane) pause and drop; another closes.
+    pause, drop = getattr(server, "pause", None), getattr(server, "drop", None)
     if fault.delay is not None:
-        if isinstance(server, SMTPProtocol):
-            await server.pause(fault.delay)
-        else:
-            await asyncio.sleep(fault.delay)
+        await (asyncio.sleep(fault.delay) if pause is None else pause(fault.delay))
     if fault.disconnect or fault.code == 421:
         if fault.code == 421:
             await server.push(reply_line(fault))
-        if isinstance(server, SMTPProtocol):
-            await server.drop()
+        if drop is not None:
+            await drop()
         elif server.transport is not None:
             server.transport.close()
         return "421 4.4.2 Connection dropped (injected fault)"  # nobody reads it
@@ -250,11 +257,3 @@ def _path_refusal(address: str, envelope: Envelope) -> str | None:
             f" path {MAX_PATH} octets at most"
         )
     return None
-
-
-class Transaction(Envelope):
-    """aiosmtpd's envelope, and the addresses that took a fault in this transaction."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.faulted: set[str] = set()

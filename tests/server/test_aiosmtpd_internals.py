@@ -26,7 +26,8 @@ import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from pytest_tempinbox.server import _aiosmtpd
-from pytest_tempinbox.server.smtp import _TrackedSMTP
+from pytest_tempinbox.server._hook_names import DISPATCH_PREFIXES
+from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
 
 INSTALLED = version("aiosmtpd")
 SOURCE = inspect.getsource(SMTP)
@@ -145,7 +146,7 @@ def test_the_command_hook_and_auth_tables_are_built_from_dir() -> None:
     init = source_of(SMTP.__init__)
     for use in ("dir(self)", "dir(handler)", "inspect.getmembers(obj)"):
         assert use in init, changed("SMTP.__init__", f"it no longer reads {use}")
-    for prefix in _aiosmtpd.DISPATCH_PREFIXES:
+    for prefix in DISPATCH_PREFIXES:
         assert f'startswith("{prefix}")' in init or f"startswith('{prefix}')" in init, changed(
             "SMTP.__init__", f"it no longer looks for names starting with {prefix!r}"
         )
@@ -200,7 +201,7 @@ def test_the_overrides_are_the_ones_aiosmtpd_calls() -> None:
         if name == "_reset_timeout":
             continue  # called, not overridden
         assert name in vars(_aiosmtpd.SMTPProtocol), name
-        assert getattr(_TrackedSMTP, name) is not getattr(SMTP, name), name
-    assert issubclass(_TrackedSMTP, _aiosmtpd.SMTPProtocol)
+        assert getattr(TrackedSMTP, name) is not getattr(SMTP, name), name
+    assert issubclass(TrackedSMTP, _aiosmtpd.SMTPProtocol)
     assert issubclass(_aiosmtpd.QuietSession, Session)
-    assert issubclass(_TrackedSMTP.envelope_class, Envelope)
+    assert issubclass(TrackedSMTP.envelope_class, Envelope)

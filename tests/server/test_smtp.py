@@ -462,7 +462,8 @@ def test_concurrent_sessions_store_every_message(
 
 def test_the_short_dir_leaves_aiosmtpd_every_command_mechanism_and_hook() -> None:
     """Each connection's tables, built from a dir() listing only their names, are whole."""
-    from pytest_tempinbox.server.smtp import InboxHandler, _TrackedSMTP
+    from pytest_tempinbox.server.smtp_handler import InboxHandler
+    from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
     from pytest_tempinbox.server.store import Store
 
     def named(obj: object, prefix: str) -> set[str]:
@@ -472,7 +473,7 @@ def test_the_short_dir_leaves_aiosmtpd_every_command_mechanism_and_hook() -> Non
     loop = asyncio.new_event_loop()
     try:
         handler = InboxHandler(Store())
-        protocol = _TrackedSMTP(
+        protocol = TrackedSMTP(
             handler, set(), max_connections=1, data_line_limit=1000, hostname="x.test", loop=loop
         )
     finally:

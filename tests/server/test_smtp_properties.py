@@ -182,12 +182,13 @@ def test_data_sent_by_smtplib_is_stored_as_smtplib_sent_it(
 
 @pytest.fixture(scope="module")
 def smtp_protocol() -> Iterator[Any]:
-    from pytest_tempinbox.server.smtp import InboxHandler, _TrackedSMTP
+    from pytest_tempinbox.server.smtp_handler import InboxHandler
+    from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
     from pytest_tempinbox.server.store import Store
 
     loop = asyncio.new_event_loop()
     handler = InboxHandler(Store())
-    yield _TrackedSMTP(
+    yield TrackedSMTP(
         handler, set(), max_connections=1, data_line_limit=1000, hostname="x.test", loop=loop
     )
     loop.close()
