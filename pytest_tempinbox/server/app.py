@@ -74,6 +74,10 @@ log = logging.getLogger(__name__)
 
 _HTTP_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
 PEM_TYPE = "application/x-pem-file"
+_COMMON_RAW_HEADERS = [
+    (name.lower().encode("latin-1"), value.encode("latin-1"))
+    for name, value in COMMON_HEADERS.items()
+]
 
 
 @dataclass(frozen=True)
@@ -109,12 +113,18 @@ class ApiSettings:
 
 def respond(reply: Reply) -> Response:
     """The HTTP response for an operation's reply."""
-    return Response(
-        reply.body,
-        status_code=reply.status,
-        headers={**COMMON_HEADERS, **reply.headers},
-        media_type=reply.content_type,
-    )
+    if reply.headers:
+        return Response(
+            reply.body,
+            status_code=reply.status,
+            headers={**COMMON_HEADERS, **reply.headers},
+            media_type=reply.content_type,
+        )
+    # Most replies have no headers of their own: the common ones come encoded
+    # already, ahead of the Content-Length and Content-Type that Starlette adds.
+    response = Response(reply.body, status_code=reply.status, media_type=reply.content_type)
+    response.raw_headers[:0] = _COMMON_RAW_HEADERS
+    return response
 
 
 def problem(
@@ -202,7 +212,7 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     routes = [
         Route(
             API_PREFIX + route.template,
-            own.get(route.name) or _handler(store, route.endpoints),
+            own.get(route.name) or _handler(store, route.endpoints, route.uses_base_url),
             methods=list(route.endpoints),
         )
         for route in ROUTES
@@ -230,17 +240,22 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
 
 
 def _handler(
-    store: InboxStore, answers: Mapping[str, Endpoint | None]
+    store: InboxStore, answers: Mapping[str, Endpoint | None], uses_base_url: bool
 ) -> Callable[[Request], Awaitable[Response]]:
-    """The request handler of a route of the table, by method."""
+    """The request handler of a route of the table, by method.
+
+    The base URL is spelled out only for a route that ``uses_base_url``:
+    building it costs about as much as the rest of a short answer.
+    """
 
     async def handle(request: Request) -> Response:
         method = request.method
         endpoint = answers.get("GET" if method == "HEAD" else method)
         assert endpoint is not None, "Starlette answers the other methods itself (405)"
         body = await _read_body(request) if method == "POST" else b""
-        args, query, base_url = request.path_params, request.query_params, str(request.base_url)
-        return respond(await endpoint(store, args, query, body, base_url))
+        base_url = str(request.base_url) if uses_base_url else ""
+        reply = await endpoint(store, request.path_params, request.query_params, body, base_url)
+        return respond(reply)
 
     return handle
 

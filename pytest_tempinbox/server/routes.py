@@ -55,10 +55,11 @@ class Route:
     endpoint, or to None when the HTTP app answers it itself (it needs the
     server's settings or streams). ``direct``, for a route of one method, is
     its answer in the caller's thread; the in-process transport sends every
-    other route to the app.
+    other route to the app. ``uses_base_url`` tells whether its endpoints read
+    the base URL: the HTTP app spells it out only for those.
     """
 
-    __slots__ = ("direct", "endpoints", "name", "pattern", "template")
+    __slots__ = ("direct", "endpoints", "name", "pattern", "template", "uses_base_url")
 
     def __init__(
         self,
@@ -66,12 +67,15 @@ class Route:
         template: str,
         endpoints: Mapping[str, Endpoint | None],
         direct: Direct | None = None,
+        *,
+        uses_base_url: bool = False,
     ) -> None:
         assert direct is None or len(endpoints) == 1, "a direct answer is for one method"
         self.name = name
         self.template = template
         self.endpoints = endpoints
         self.direct = direct
+        self.uses_base_url = uses_base_url
         self.pattern = _compile(template)
 
     def __repr__(self) -> str:
@@ -238,7 +242,13 @@ async def _openapi(
 
 
 ROUTES: tuple[Route, ...] = (
-    Route("generate", "/generate", {"POST": _always(_generate_now)}, _generate_now),
+    Route(
+        "generate",
+        "/generate",
+        {"POST": _always(_generate_now)},
+        _generate_now,
+        uses_base_url=True,
+    ),
     # A read that must wait hops to the server's loop, to long-poll there.
     Route("messages", "/messages/{email}", {"GET": _messages}, _messages_now),
     Route("message", "/messages/{email}/{id}", {"GET": _message}),

@@ -179,3 +179,24 @@ def test_an_attachment_index_out_of_range_is_404(
     assert_problem(http.get(f"{base}/0"), 404, "attachment_not_found")
     assert_problem(http.get(f"{base}/-1"), 404, "not_found")
     assert_problem(http.get(f"{base}/first"), 404, "not_found")
+
+
+def test_a_message_list_answers_with_the_common_headers_first(
+    server: InboxServer, api: str, address: str
+) -> None:
+    url = urlsplit(f"{api}/messages/{address}")
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        sock.sendall(f"GET {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\n\r\n".encode("ascii"))
+        answer = b""
+        while not answer.endswith(b"\r\n\r\n[]"):
+            chunk = sock.recv(65536)
+            assert chunk, answer
+            answer += chunk
+    assert answer == (
+        b"HTTP/1.1 200 OK\r\n"
+        b"x-content-type-options: nosniff\r\n"
+        b"cache-control: no-store\r\n"
+        b"content-length: 2\r\n"
+        b"content-type: application/json\r\n"
+        b"\r\n[]"
+    )
