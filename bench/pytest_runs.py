@@ -78,6 +78,8 @@ class PytestRun:
         self.command = [sys.executable, "-m", "pytest", *BASE_OPTIONS, "-p", _CLOCK, *options]
         self.tests = tests
         self.errors: list[str] = []
+        self.first_setups: list[float] = []
+        """The first test's setup time of each run (where a session-wide server starts)."""
         plugins = bytecode.parent / "bench-plugins"
         plugins.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(session_clock.__file__, plugins / f"{_CLOCK}.py")
@@ -112,9 +114,10 @@ class PytestRun:
         seconds = time.perf_counter() - started
         summary = result.stdout.strip().splitlines()[-1:] or [""]
         try:
-            session = float(self.session_file.read_text())
+            session, first_setup = map(float, self.session_file.read_text().split())
         except (OSError, ValueError):
-            session = float("nan")
+            session = first_setup = float("nan")
+        self.first_setups.append(first_setup)
         if result.returncode != 0 or f"{self.tests} passed" not in summary[0]:
             output = (result.stdout + result.stderr).strip()[-600:]
             self.errors.append(f"{self.directory.name}: exit {result.returncode}: {output}")

@@ -16,6 +16,7 @@ import pytest
 
 ENVIRONMENT = "TEMPINBOX_BENCH_SESSION_FILE"
 _started: list[float] = []
+_first_setup: list[float] = []
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -25,9 +26,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Note the first test's setup time: where a session-wide server starts."""
+    if report.when == "setup" and not _first_setup:
+        _first_setup.append(report.duration)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the seconds since the session started, after every other plugin's hook ran."""
     path = os.environ.get(ENVIRONMENT)
     if path and _started:
         with open(path, "w") as file:
-            file.write(repr(time.perf_counter() - _started[0]))
+            first = _first_setup[0] if _first_setup else float("nan")
+            file.write(f"{time.perf_counter() - _started[0]!r} {first!r}")

@@ -51,7 +51,8 @@ def time_suites(
     ``sink`` is the contender that sends to smtp-sink: the sink runs while the
     suites do when it is among ``contenders``. Returns each contender's
     command, its pytest session times and its whole process's times; a run's
-    errors go to ``section``.
+    errors go to ``section``, and each contender's first-test setup times to
+    ``section.data["first_setup_s"]``.
     """
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tempinbox-bench-")))
@@ -68,6 +69,9 @@ def time_suites(
         sessions, processes = alternate_runs(runs, rounds, label=label)
         for run in runs.values():
             section.errors += run.errors
+        section.data["first_setup_s"] = {
+            name: run.first_setups[-rounds:] for name, run in runs.items()
+        }
     return {name: run.command[1:] for name, run in runs.items()}, sessions, processes
 
 
@@ -89,9 +93,11 @@ def measure(*, rounds: int, tests: int = 200) -> Section:
         tests=tests,
         label="suite",
     )
-    section.rows = rows(name, tests, sessions, processes)
+    first_setups = section.data["first_setup_s"]
+    section.rows = rows(name, tests, sessions, processes, first_setups)
     medians = {label: median(values) for label, values in sessions.items()}
     section.data = {
+        "first_setup_s": first_setups,
         "tests": tests,
         "rounds": rounds,
         "compared_on": "pytest session time (collection and tests)",
@@ -109,10 +115,27 @@ def measure(*, rounds: int, tests: int = 200) -> Section:
 
 
 def rows(
-    name: str, tests: int, sessions: dict[str, list[float]], processes: dict[str, list[float]]
+    name: str,
+    tests: int,
+    sessions: dict[str, list[float]],
+    processes: dict[str, list[float]],
+    first_setups: dict[str, list[float]],
 ) -> list[Row]:
-    """One row per contender: session median (process median beside it), ratios, our target."""
+    """One row per contender: session median (process median beside it), ratios, our target.
+
+    Ours and smtp-sink's also show the first test's setup (our server's start)
+    and what each test after it costs, with their ratio.
+    """
     medians = {label: median(values) for label, values in sessions.items()}
+    after = {
+        label: median(
+            [
+                (session - first) / (tests - 1)
+                for session, first in zip(values, first_setups[label], strict=True)
+            ]
+        )
+        for label, values in sessions.items()
+    }
     whole = {label: median(values) for label, values in processes.items()}
     peers = {label: value for label, value in medians.items() if label not in (FLOOR, SINK, OURS)}
     faster_peer = min(peers, key=lambda label: peers[label])
@@ -122,6 +145,12 @@ def rows(
         to_sink, to_floor = ratio(value, sink), ratio(value, floor)
         shown = f"{to_sink:.2f}x {SINK}, {to_floor:.2f}x floor"
         target, passed, shortfall = "", None, ""
+        if label in (OURS, SINK):
+            then, sink_then = after[label], after.get(SINK, math.nan)
+            shown += (
+                f"; first test's setup {median(first_setups[label]) * 1000:.0f} ms, then"
+                f" {then * 1000:.2f} ms/test ({ratio(then, sink_then):.2f}x {SINK}'s)"
+            )
         if label == OURS:
             to_peer = ratio(value, medians[faster_peer])
             shown += f", {to_peer:.2f}x {faster_peer}"

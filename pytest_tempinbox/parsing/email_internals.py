@@ -27,14 +27,32 @@ Standard library only and no I/O.
 
 from __future__ import annotations
 
-from email._header_value_parser import get_addr_spec, get_angle_addr
 from email.message import Message
 from email.utils import decode_params
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .decode import slow
 
+if TYPE_CHECKING:
+    from email._header_value_parser import get_addr_spec, get_angle_addr
+
 __all__ = ["PARAMS_LIMIT", "Part", "get_addr_spec", "get_angle_addr", "split_params"]
+
+_LAZY = ("get_addr_spec", "get_angle_addr")
+
+
+def __getattr__(name: str) -> Any:
+    """``get_addr_spec`` and ``get_angle_addr``, imported when first asked for.
+
+    Only the SMTP side's slow path reads addresses with them, and their module
+    takes about 20 ms to import: a parse of the usual message never needs it.
+    """
+    if name in _LAZY:
+        from email import _header_value_parser
+
+        return getattr(_header_value_parser, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Characters of a header searched for MIME parameters.
 PARAMS_LIMIT = 16 << 10
