@@ -28,6 +28,7 @@ __all__ = ["CONTENDER_PLUGINS", "PytestRun", "alternate_runs", "plugin_options"]
 # The plugin each contender brings (its pytest11 entry point name).
 CONTENDER_PLUGINS = {
     "pytest-tempinbox": "tempinbox",
+    "pytest-tempinbox (asyncio loop)": "tempinbox",
     "smtpdfix": "smtpd",
     "pytest-localserver": "localserver",
 }

@@ -4,7 +4,8 @@ Each contender runs the same ``tests`` tests (see :mod:`bench.suite_files`) in
 its own ``python -m pytest`` process. The references: the same tests sending
 to Postfix's smtp-sink (C, another process started before the clock, nothing
 stored or checked: the physical floor of a mail test), and one session-wide
-bare aiosmtpd server in a conftest (the floor a Python server sets). Suites are
+bare aiosmtpd server in a conftest (the floor a Python server sets). Ours runs
+twice: as installed (uvloop where it is) and on asyncio's own loop. Suites are
 compared on the session time pytest reports (collection and tests: what each
 test costs); the whole process's time, start-up included, is shown beside it.
 One untimed run per contender first writes pytest's bytecode caches, so that
@@ -30,6 +31,9 @@ NAME = "200-test email suite"
 FLOOR = "floor (bare aiosmtpd)"
 SINK = "smtp-sink"
 OURS = "pytest-tempinbox"
+OURS_ASYNCIO = "pytest-tempinbox (asyncio loop)"
+# What a contender's pytest gets besides its plugin: the asyncio variant names its loop.
+OPTIONS = {OURS_ASYNCIO: ["--tempinbox-loop", "asyncio"]}
 TARGET_SINK = 1.5
 TARGET_FLOOR = 1.0
 TARGET_PEER = 0.6
@@ -87,7 +91,10 @@ def measure(*, rounds: int, tests: int = 200) -> Section:
     commands, sessions, processes = time_suites(
         contenders,
         lambda folder, contender: write_suite(folder, contender, tests),
-        lambda contender: plugin_options(CONTENDER_PLUGINS.get(contender)),
+        lambda contender: [
+            *plugin_options(CONTENDER_PLUGINS.get(contender)),
+            *OPTIONS.get(contender, []),
+        ],
         section,
         rounds=rounds,
         tests=tests,
@@ -137,7 +144,8 @@ def rows(
         for label, values in sessions.items()
     }
     whole = {label: median(values) for label, values in processes.items()}
-    peers = {label: value for label, value in medians.items() if label not in (FLOOR, SINK, OURS)}
+    ours = (FLOOR, SINK, OURS, OURS_ASYNCIO)
+    peers = {label: value for label, value in medians.items() if label not in ours}
     faster_peer = min(peers, key=lambda label: peers[label])
     floor, sink = medians[FLOOR], medians.get(SINK, math.nan)
     result = []
@@ -145,7 +153,7 @@ def rows(
         to_sink, to_floor = ratio(value, sink), ratio(value, floor)
         shown = f"{to_sink:.2f}x {SINK}, {to_floor:.2f}x floor"
         target, passed, shortfall = "", None, ""
-        if label in (OURS, SINK):
+        if label in (OURS, OURS_ASYNCIO, SINK):
             then, sink_then = after[label], after.get(SINK, math.nan)
             shown += (
                 f"; first test's setup {median(first_setups[label]) * 1000:.0f} ms, then"

@@ -138,6 +138,8 @@ def test_plain_{n}():
 SUITES: dict[str, tuple[str, str | None]] = {
     "floor (bare aiosmtpd)": (_FLOOR, _FLOOR_CONFTEST),
     "pytest-tempinbox": (_OURS, None),
+    # The same, the server on asyncio's own loop: what an install without uvloop gets.
+    "pytest-tempinbox (asyncio loop)": (_OURS, None),
     "smtpdfix": (_SMTPDFIX, None),
     "pytest-localserver": (_LOCALSERVER, None),
     "smtp-sink": (_SINK, _SINK_CONFTEST),

@@ -44,10 +44,11 @@ DEFAULT_DOMAIN = "tempinbox.test"
 DEFAULT_HOST = "127.0.0.1"
 """The address both listeners bind when none is given: loopback only."""
 DEFAULT_STORE = "memory"
-# The server's event loops: uvloop where installed (auto), or the one named.
-EVENT_LOOPS = ("auto", "asyncio", "uvloop")
-DEFAULT_EVENT_LOOP = "auto"
 """Where inboxes live when not told: in the server's own memory."""
+EVENT_LOOPS = ("auto", "asyncio", "uvloop")
+"""The server's event loops: ``auto`` takes uvloop where it is installed, asyncio's otherwise."""
+DEFAULT_EVENT_LOOP = "auto"
+"""The server's event loop when not told."""
 STORE_HELP = (
     "where inboxes live: memory (this process), or redis://[:PASSWORD@]HOST:PORT/DB "
     "(also rediss://) for inboxes that several servers share and that outlive a restart"

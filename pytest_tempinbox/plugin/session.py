@@ -144,6 +144,8 @@ def _start_failure(exc: Exception) -> str:
     if str(exc).startswith("cannot listen for "):
         flag = "--tempinbox-smtp-port" if "for SMTP" in str(exc) else "--tempinbox-port"
         message += f"; choose another {flag}, or 0 for a free one"
+    elif "needs uvloop" in str(exc):
+        message += ", or choose another --tempinbox-loop"
     return message
 
 

@@ -16,8 +16,10 @@ import pytest
 
 from ..config import (
     DEFAULT_DOMAIN,
+    DEFAULT_EVENT_LOOP,
     DEFAULT_HOST,
     DEFAULT_STORE,
+    EVENT_LOOPS,
     STORE_HELP,
     ServerConfig,
     parse_store,
@@ -53,6 +55,13 @@ _OPTIONS = (
         None,
     ),
     (
+        "loop",
+        "the event loop of the server started here: auto (uvloop when installed: the "
+        "uvloop extra; asyncio's own otherwise), asyncio or uvloop; no effect with "
+        "--tempinbox-url",
+        DEFAULT_EVENT_LOOP,
+    ),
+    (
         "url",
         f"use the server already running at this API URL (ending in /api) instead of "
         f"starting one; also ${URL_ENVIRONMENT_VARIABLE}",
@@ -81,13 +90,16 @@ class Settings:
     ``url`` is the remote server's API URL (None: start one in this process);
     ``worker`` says that this process is an xdist worker, which uses the server
     its controller started. ``artifacts`` is ``--tempinbox-artifacts`` made
-    absolute, ``keep`` is ``--tempinbox-keep`` and ``ui`` ``--tempinbox-ui``.
+    absolute, ``keep`` is ``--tempinbox-keep`` and ``ui`` ``--tempinbox-ui``;
+    ``event_loop`` (``--tempinbox-loop``) is one of
+    :data:`~pytest_tempinbox.config.EVENT_LOOPS`, for a server started here.
     """
 
     __slots__ = (
         "artifacts",
         "dkim_keys",
         "domain",
+        "event_loop",
         "host",
         "keep",
         "limits",
@@ -114,6 +126,7 @@ class Settings:
         smtp_auth: SMTPAuth | None = None,
         store: str = DEFAULT_STORE,
         dkim_keys: dict[str, str] | None = None,
+        event_loop: str = DEFAULT_EVENT_LOOP,
         ui: bool = False,
         keep: bool = False,
         artifacts: str | None = None,
@@ -129,6 +142,7 @@ class Settings:
         self.smtp_auth = SMTPAuth() if smtp_auth is None else smtp_auth
         self.store = store
         self.dkim_keys = {} if dkim_keys is None else dkim_keys
+        self.event_loop = event_loop
         self.ui = ui
         self.keep = keep
         self.artifacts = artifacts
@@ -145,6 +159,7 @@ class Settings:
             smtp_auth=self.smtp_auth,
             store=self.store,
             dkim_keys=self.dkim_keys,
+            event_loop=self.event_loop,
         ).replace(**self.limits)
 
 
@@ -198,6 +213,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         smtp_auth=_smtp_auth(config),
         store=_store(config),
         dkim_keys=_dkim_keys(config),
+        event_loop=_event_loop(config),
         ui=bool(config.getoption("tempinbox_ui") or config.getini("tempinbox_ui")),
         keep=bool(config.getoption("tempinbox_keep") or config.getini("tempinbox_keep")),
         artifacts=_artifacts(config, given.get("tempinbox_artifacts")),
@@ -274,6 +290,16 @@ def _dkim_keys(config: pytest.Config) -> dict[str, str]:
         return load_dkim_keys(config.invocation_params.dir / path)
     except ValueError as exc:
         raise pytest.UsageError(f"--tempinbox-dkim-keys: {exc}") from None
+
+
+def _event_loop(config: pytest.Config) -> str:
+    # Read whether or not a server starts here: a bad value is a slip either way.
+    text = _setting(config, "loop") or DEFAULT_EVENT_LOOP
+    kind = text.lower()
+    if kind not in EVENT_LOOPS:
+        choices = ", ".join(EVENT_LOOPS)
+        raise pytest.UsageError(f"--tempinbox-loop: {text!r} is not an event loop ({choices})")
+    return kind
 
 
 def _smtp_auth(config: pytest.Config) -> SMTPAuth:
