@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
     """``get_addr_spec`` and ``get_angle_addr``, imported when first asked for.
 
     Only the SMTP side's slow path reads addresses with them, and their module
-    takes about 20 ms to import: a parse of the usual message never needs it.
+    takes a few milliseconds to import: a parse of the usual message never needs it.
     """
     if name in _LAZY:
         from email import _header_value_parser
