@@ -50,6 +50,8 @@ PLAIN_PATH = re.compile(rf"<({DOT_ATOM}@{DOT_ATOM})>")
 
 # A command line the lane reads: shorter than every limit aiosmtpd applies to one.
 _LINE_LIMIT = 500
+# Bytes held unread while a hook waits, before the lane stops reading (as aiosmtpd's reader).
+_HOLD_LIMIT = 1 << 16
 _KNOWN_BODIES = frozenset(("7BIT", "8BITMIME"))
 _MISSING = object()
 
@@ -179,9 +181,10 @@ class FastLane(asyncio.Protocol):
         self._busy: asyncio.Task[Any] | None = None
         self._deadline = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._held = False  # reading paused while a hook works and lines pile up
         self._gone = False  # closed, or handed over: the lane serves no more
-        # The handler's hooks take aiosmtpd's protocol, to carry out faults with:
-        # the lane hands over before one can strike, and has push() and transport if one does.
+        # The handler's hooks take aiosmtpd's protocol, to carry out faults with: the
+        # lane hands over before one can strike, and has pause, drop and push if one does.
         self._server: Any = self
 
     # asyncio's callbacks
@@ -209,6 +212,10 @@ class FastLane(asyncio.Protocol):
         self._buffer = self._buffer + data if self._buffer else data
         if self._busy is None:
             self._serve()
+        elif len(self._buffer) > _HOLD_LIMIT and not self._held and self.transport is not None:
+            # A client that goes on sending while a hook waits (on Redis) waits too.
+            self.transport.pause_reading()
+            self._held = True
 
     def eof_received(self) -> bool | None:
         """The client stopped sending: close, as aiosmtpd does."""
@@ -494,6 +501,9 @@ class FastLane(asyncio.Protocol):
 
     def _resume(self, task: asyncio.Task[Any], post_data: bool) -> None:
         self._busy = None
+        if self._held and self.transport is not None and not self._gone:
+            self.transport.resume_reading()
+            self._held = False
         self._deadline = self._loop.time() + self._settings.timeout
         if task.cancelled() or self._gone:
             return

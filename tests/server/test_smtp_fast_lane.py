@@ -11,18 +11,23 @@ limits in DATA), before and after a transaction.
 from __future__ import annotations
 
 import base64
+import os
 import re
+import signal
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.event_loops import loop_factory
+from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.smtp import SMTPService
 from pytest_tempinbox.server.sockets import listen
 from pytest_tempinbox.server.store import Store
 
+from ..redis_process import RedisProcess
 from .store_support import LOOPS, ServingLoop
 
 TIMEOUT = 10.0
@@ -561,3 +566,37 @@ def test_a_plain_message_is_stored_once(pair: Pair) -> None:
     transcript = converse(pair.ports[True], [sent])
     assert b"250 2.0.0 OK: queued as ID" in transcript
     assert stored(pair, [address]) == [("app@example.test", [address], message)]
+
+
+def test_a_client_that_pipelines_while_redis_is_frozen_is_held_then_answered(
+    tmp_path: Path,
+) -> None:
+    """The lane stops reading while a delivery waits on Redis, and answers every line after."""
+    pytest.importorskip("redis", reason="the redis extra is not installed")
+    pytest.importorskip("hiredis", reason="the redis extra is not installed")
+    redis_server = RedisProcess(tmp_path / "redis")
+    try:
+        with InboxServer(hostname=HOSTNAME, store=redis_server.url) as server:
+            address = server.store.generate().address
+            noops = 40_000  # 240 KB of pipelined lines: well over what the lane holds unread
+            with socket.create_connection(
+                (server.smtp_host, server.smtp_port), timeout=TIMEOUT
+            ) as sock:
+                sock.sendall(
+                    f"EHLO c.test\r\nMAIL FROM:<a@example.test>\r\nRCPT TO:<{address}>\r\n"
+                    "DATA\r\nSubject: held\r\n\r\nHello.\r\n".encode()
+                )
+                os.kill(redis_server.pid, signal.SIGSTOP)
+                try:
+                    sock.sendall(b".\r\n" + b"NOOP\r\n" * noops + b"QUIT\r\n")
+                finally:
+                    os.kill(redis_server.pid, signal.SIGCONT)
+                received = b""
+                while data := sock.recv(65536):
+                    received += data
+            assert b"250 2.0.0 OK: queued as" in received
+            assert received.count(b"250 OK\r\n") == noops
+            assert received.endswith(b"221 Bye\r\n")
+            assert [m.message().subject for m in server.store.messages(address)] == ["held"]
+    finally:
+        redis_server.stop()
