@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import logging
 import re
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -43,8 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PLAIN_PATH", "FastLane", "LaneEnvelope", "LaneSession", "LaneSettings", "Session"]
 
-log = logging.getLogger("pytest_tempinbox.server.smtp")
-
 # "<local@domain>" in plain ASCII atoms: how nearly every client writes a path.
 PLAIN_PATH = re.compile(rf"<({DOT_ATOM}@{DOT_ATOM})>")
 
@@ -53,7 +50,6 @@ _LINE_LIMIT = 500
 # Bytes held unread while a hook waits, before the lane stops reading (as aiosmtpd's reader).
 _HOLD_LIMIT = 1 << 16
 _KNOWN_BODIES = frozenset(("7BIT", "8BITMIME"))
-_MISSING = object()
 
 
 class Session(Protocol):
@@ -135,7 +131,6 @@ class LaneSettings:
         self.handler = handler
         self.sessions = sessions
         self.take_over = take_over
-        self.hostname = hostname
         self.timeout = timeout
         self.max_connections = max_connections
         self.data_size_limit = data_size_limit
@@ -433,7 +428,7 @@ class FastLane(asyncio.Protocol):
         count = self._data_bytes
         ended = False
         used = 0
-        continued, self._continued = self._continued, False
+        continued = self._continued  # the first line to end goes on one cut short
         for content in lines:
             used += len(content) + 2
             if content == b"." and not continued:
@@ -454,6 +449,7 @@ class FastLane(asyncio.Protocol):
             if state is not _DataState.NOMINAL:
                 kept.clear()
         self._data_bytes, self._data_state = count, state
+        self._continued = continued  # still inside that line when none ended
         if not ended:
             if len(partial) > line_limit:
                 # A line this long is refused whatever follows: only its end is kept.

@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,12 +76,17 @@ def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
     loop.close()
 
 
-def converse(port: int, chunks: list[bytes]) -> bytes:
-    """Send ``chunks`` (each in one write), then read every reply until the server closes."""
+def converse(port: int, chunks: list[bytes], pause: float = 0.0) -> bytes:
+    """Send ``chunks`` (each in one write, ``pause`` seconds apart), then read every reply.
+
+    Replies are read until the server closes. A pause lets each chunk arrive in
+    a read of its own; without one, the server may read several at once.
+    """
     with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for chunk in chunks:
             sock.sendall(chunk)
+            time.sleep(pause)
         received = b""
         while data := sock.recv(65536):
             received += data
@@ -553,6 +559,30 @@ def test_the_lane_answers_as_aiosmtpd(pair: Pair, name: str, script: object, who
     assert received[0] == received[1]
     assert transcripts[0].endswith(b"221 Bye\r\n") or b"\r\n421" in transcripts[0]
     assert (lane_settings.handovers == handovers) == (name in SERVED_BY_THE_LANE)
+
+
+@pytest.mark.parametrize("last", [b".", b"x"], ids=["ending in a dot", "ending in a letter"])
+def test_a_long_data_line_cut_across_reads_is_not_an_end(pair: Pair, last: bytes) -> None:
+    """A line over the limit, then its last byte and its line end in reads of their own.
+
+    The lane keeps only a line end's first half of a line over the limit; a
+    line that ends with ``.`` must not then pass for the lone dot that ends DATA.
+    """
+    transcripts = []
+    for lane in (True, False):
+        address = pair.live()
+        chunks = [
+            f"EHLO c.test\r\nMAIL FROM:<a@example.test>\r\nRCPT TO:<{address}>\r\n"
+            "DATA\r\n".encode(),
+            b"y" * (LINE_LIMIT * 3),
+            last,
+            b"\r\n",
+            b"after\r\n.\r\nQUIT\r\n",
+        ]
+        transcripts.append(converse(pair.ports[lane], chunks, pause=0.05))
+        assert stored(pair, [address]) == []
+    assert transcripts[0] == transcripts[1]
+    assert b"500 Line too long" in transcripts[0]
 
 
 def test_a_plain_message_is_stored_once(pair: Pair) -> None:
