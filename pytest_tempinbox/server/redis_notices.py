@@ -2,7 +2,8 @@
 
 Each store (:mod:`.redis_store`) keeps one subscription to the store's channel,
 in a task on the loop that serves its waits: a delivery anywhere publishes
-``d <address>``, a delete or expiry ``x <address>``, a new fault ``f``. The
+``d <address>`` (to an inbox some process waits on: a wait's read marks it
+watched), a delete or expiry ``x <address>``, a new fault ``f``. The
 task wakes this process's waits on that address (they read Redis again), notes
 the faults, and forgets a deleted inbox in :class:`LiveInboxes` (what ``RCPT``
 is answered from). When the connection drops it wakes every wait (which then

@@ -67,7 +67,7 @@ local function purge(addr)
   redis.call('HINCRBY', G .. 'stats', 'bytes', 0 - bytes)
   redis.call('HINCRBY', G .. 'stats', 'messages', 0 - #ids)
   redis.call('DEL', key(addr, 'inbox'), key(addr, 'ids'), key(addr, 'msgs'),
-    key(addr, 'bytes'), key(addr, 'faults'))
+    key(addr, 'bytes'), key(addr, 'faults'), key(addr, 'watched'))
   redis.call('ZREM', G .. 'inboxes', addr)
   redis.call('PUBLISH', G .. 'events', 'x ' .. addr)
   return #ids
@@ -136,7 +136,9 @@ for i = 5, #ARGV do
     if redis.call('ZCARD', ids) > max_messages then
       remove_message(addr, redis.call('ZRANGE', ids, 0, 0)[1], true)
     end
-    redis.call('PUBLISH', G .. 'events', 'd ' .. addr)
+    if redis.call('EXISTS', key(addr, 'watched')) == 1 then  -- a server waits on it
+      redis.call('PUBLISH', G .. 'events', 'd ' .. addr)
+    end
     stored[#stored + 1] = addr
     stored[#stored + 1] = id
   end
@@ -158,12 +160,16 @@ return stored
 READ = (
     _COMMON
     + """
--- ARGV: address, mode (all, after, since, one, last, none), cursor
+-- ARGV: address, mode (all, after, since, one, last, none), cursor, and for a
+-- wait the milliseconds it may last: deliveries are announced that long at least.
 -- Returns {0} (no inbox), {1} (after is no message of it) or
 -- {2, created, ttl, gen, pttl, then id, raw, header, json for each message}.
-local addr, mode, cursor = ARGV[1], ARGV[2], ARGV[3]
+local addr, mode, cursor, watch = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4] or '')
 local info = redis.call('HMGET', key(addr, 'inbox'), 'created', 'ttl', 'gen')
 if not info[3] then return {0} end
+if watch and redis.call('PTTL', key(addr, 'watched')) < watch then
+  redis.call('SET', key(addr, 'watched'), 1, 'PX', watch)
+end
 local ids_key = key(addr, 'ids')
 local out = {2, info[1], info[2], info[3], redis.call('PTTL', key(addr, 'inbox'))}
 local ids

@@ -35,6 +35,9 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{A}:ids      sorted set of the inbox's message ids (all scored 0:
                            ordered as strings, so by arrival); no expiry
     tempinbox:{A}:bytes    string: the raw bytes the inbox keeps; no expiry
+    tempinbox:{A}:watched  string, present while a process waits on the
+                           inbox: only then is a delivery to it announced;
+                           expires a second after the longest wait may end
 
     tempinbox:{store}:inboxes   sorted set: live addresses, scored by their
                                 deadline (Redis time, ms; +inf for none)
@@ -47,7 +50,8 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{store}:faults-added      set once any fault is added
     tempinbox:{store}:refusals  list of recent refusals, newest first, at most
                                 1000; expires 600 s after the last one
-    tempinbox:{store}:events    the pub/sub channel ("d A", "x A", "f")
+    tempinbox:{store}:events    the pub/sub channel ("d A" while A is watched,
+                                "x A", "f")
 
 ``ids`` and ``bytes`` outlive an expired inbox until :meth:`RedisStore.expire`
 (which the server runs regularly; :meth:`RedisStore.stats` runs it too) purges
@@ -76,6 +80,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -113,6 +118,9 @@ from .stored_message import NO_KEYS, StoredMessage
 __all__ = ["RedisStore"]
 
 _NOT_FOUND = "no inbox at {!r}: never generated, deleted or expired"
+# A wait's inbox is watched this much longer than the wait may last: deliveries
+# are announced (a notice to every process) only to inboxes some process watches.
+_WATCH_MARGIN_MS = 1000
 
 
 class RedisStore:
@@ -372,8 +380,13 @@ class RedisStore:
         newest: bytes = reply[5]
         return newest.decode()
 
-    def _run_read(self, folded: str, mode: str, cursor: str, given: str) -> list[Any]:
-        reply: list[Any] = unavailable(lambda: self._read(args=[folded, mode, cursor]))
+    def _run_read(
+        self, folded: str, mode: str, cursor: str, given: str, watch: float | None = None
+    ) -> list[Any]:
+        args: list[str | int] = [folded, mode, cursor]
+        if watch is not None:
+            args.append(math.ceil(watch * 1000) + _WATCH_MARGIN_MS)
+        reply: list[Any] = unavailable(lambda: self._read(args=args))
         if reply[0] == 0:
             raise InboxNotFound(_NOT_FOUND.format(given[:80]))
         if reply[0] == 1:
@@ -381,10 +394,14 @@ class RedisStore:
         return reply
 
     def _snapshot(
-        self, folded: str, mode: str, cursor: str, given: str
+        self, folded: str, mode: str, cursor: str, given: str, watch: float | None = None
     ) -> tuple[RedisInbox, int, list[StoredMessage]]:
-        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks."""
-        reply = self._run_read(folded, mode, cursor, given)
+        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks.
+
+        With ``watch`` (seconds), deliveries to the inbox are announced to every
+        process for at least that long: a wait's read, made once it listens.
+        """
+        reply = self._run_read(folded, mode, cursor, given, watch)
         inbox = RedisInbox(folded, reply[1], reply[2], reply[3])
         messages: list[StoredMessage] = []
         for n in range(5, len(reply), 4):
@@ -463,7 +480,9 @@ class RedisStore:
             self._waiters.add(folded, waiter)
             try:
                 # Read after listening: a delivery from now on wakes the waiter.
-                current, left, found = self._snapshot(folded, mode, cursor, address)
+                current, left, found = self._snapshot(
+                    folded, mode, cursor, address, watch=deadline - loop.time()
+                )
                 self._same(inbox, current, address)
                 remaining = deadline - loop.time()
                 if found or remaining <= 0 or self._closed:
@@ -496,7 +515,9 @@ class RedisStore:
                 waiter = loop.create_future()
                 self._waiters.add(folded, waiter)
                 try:
-                    current, left, found = self._snapshot(folded, "since", cursor, address)
+                    current, left, found = self._snapshot(
+                        folded, "since", cursor, address, watch=deadline - loop.time()
+                    )
                     self._same(inbox, current, address)
                     remaining = deadline - loop.time()
                     if found or remaining <= 0 or self._closed:

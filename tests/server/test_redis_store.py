@@ -127,6 +127,39 @@ def test_a_wait_wakes_within_milliseconds_of_another_process_delivering(
     assert median < 0.05
 
 
+def _publishes(client: Redis) -> int:
+    """How many notices Redis has published (its scripts' ``PUBLISH`` calls)."""
+    return int(client.info("commandstats").get("cmdstat_publish", {}).get("calls", 0))
+
+
+def test_a_delivery_is_announced_only_while_a_process_waits_on_the_inbox(
+    stores: tuple[RedisStore, RedisStore], redis_url: str
+) -> None:
+    one, other = stores
+    inbox = one.generate()
+    watched = f"tempinbox:{{{inbox.address}}}:watched"
+
+    async def scenario() -> int:
+        await one.start()
+        following = asyncio.create_task(one.follow(inbox.address, one.cursor(inbox.address), 10))
+        await asyncio.sleep(0.01)
+        assert not following.done()
+        await other.deliver("", [inbox.address], RAW)
+        return len(await asyncio.wait_for(following, 5))
+
+    with redis.Redis.from_url(redis_url) as client:
+        before = _publishes(client)
+        for _ in range(3):
+            deliver(other, "", [inbox.address], RAW)
+        assert _publishes(client) == before  # nobody waits: no process hears of them
+        assert not client.exists(watched)
+        assert run(one, scenario()) == 1  # woken by the notice from the other process
+        assert _publishes(client) == before + 1
+        assert 10_000 < client.pttl(watched) <= 11_000  # the wait's 10 s and a margin
+        one.delete(inbox.address)
+        assert not client.exists(watched)
+
+
 def test_a_delete_in_one_process_ends_a_wait_in_another(
     stores: tuple[RedisStore, RedisStore],
 ) -> None:
