@@ -385,7 +385,8 @@ class RedisStore:
     ) -> list[Any]:
         args: list[str | int] = [folded, mode, cursor]
         if watch is not None:
-            args.append(math.ceil(watch * 1000) + _WATCH_MARGIN_MS)
+            # A wait past its deadline by now still reads: Redis refuses a PX of 0 or less.
+            args.append(math.ceil(max(watch, 0.0) * 1000) + _WATCH_MARGIN_MS)
         reply: list[Any] = unavailable(lambda: self._read(args=args))
         if reply[0] == 0:
             raise InboxNotFound(_NOT_FOUND.format(given[:80]))

@@ -160,6 +160,18 @@ def test_a_delivery_is_announced_only_while_a_process_waits_on_the_inbox(
         assert not client.exists(watched)
 
 
+def test_a_wait_read_past_its_deadline_still_reads(
+    stores: tuple[RedisStore, RedisStore], redis_url: str
+) -> None:
+    one, _ = stores
+    inbox = one.generate()
+    # A wait woken late reads once more with its time already up (a negative watch).
+    _, _, found = one._snapshot(inbox.address, "all", "", inbox.address, watch=-1.0)
+    assert found == []
+    with redis.Redis.from_url(redis_url) as client:
+        assert 0 < client.pttl(f"tempinbox:{{{inbox.address}}}:watched") <= 1_000
+
+
 def test_a_delete_in_one_process_ends_a_wait_in_another(
     stores: tuple[RedisStore, RedisStore],
 ) -> None:
