@@ -33,15 +33,16 @@ _SMALL_RUNS = re.compile(r"[a-z]+")
 _WORD_SHAPES = (
     r"[a-z]+",
     r"[A-Z][a-z]+",
-    r"[a-z]+[A-Z](?:[a-z]{2,}|d)?",
-    r"[a-z]+[A-Z]{2,}",
+    r"[a-z]+[A-Z](?:[a-z]{2,}|d)",
+    r"[a-z]{2,}[A-Z]{2,3}",
     r"[A-Z](?:[a-z]{2,}|[aeiouyc])(?:[A-Z][a-z]{2,}){0,2}(?:[A-Z][a-z]{2,}|In|On|Up|Id|Me|Us)",
-    r"[A-Z][a-z]{2,}[A-Z]{2,}",
-    r"[A-Z]{2,}[a-z]{2,}",
+    r"[A-Z][a-z]{2,}[A-Z]{2,3}",
+    r"[A-Z]{3,}[a-z]{3,}",
 )
 _VOWELS = frozenset("aeiou")
-_CLUSTER = re.compile(r"^[^aeiouy]{3}")  # three consonants to start a run
-_STARTS = ("str", "spr", "scr", "spl", "thr", "chr", "sch", "phr", "shr")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_CLUSTER = re.compile(r"[^aeiouy]{3}")  # three consonants at the start of a run
+_STARTS = ("str", "spr", "scr", "spl", "thr", "chr", "sch", "phr", "shr", "chw")
 _word_shape: list[re.Pattern[str]] = []
 
 
@@ -79,18 +80,24 @@ def random_looking(word: str) -> bool:
     random codes read as words and are missed, never taken for another code.
     ``0x`` starts a hexadecimal number, never a code.
     """
-    if word[:2] in ("0x", "0X"):
+    if word[:2] in ("0x", "0X") and all(char in _HEX for char in word[2:]):
         return False
     letters = word.rstrip("0123456789")
     if not letters.isalpha():
         return bool(letters)  # digits between letters
     if not _WORD_SHAPE().fullmatch(letters):
         return True
-    return any(
-        len(run) > 1
-        and (not _VOWELS & set(run) or (bool(_CLUSTER.search(run)) and not run.startswith(_STARTS)))
-        for run in _SMALL_RUNS.findall(letters)
-    )
+    for match in _SMALL_RUNS.finditer(letters):
+        run = match.group()
+        if len(run) < 3:
+            continue
+        if not _VOWELS & set(run):
+            return True
+        # After a capital vowel the run is the middle of a word: "Android", "Instagram".
+        after_vowel = letters[match.start() - 1 : match.start()] in ("A", "E", "I", "O", "U")
+        if not after_vowel and _CLUSTER.match(run) and not run.startswith(_STARTS):
+            return True
+    return False
 
 
 def beside_base64(text: str, start: int, end: int) -> bool:
