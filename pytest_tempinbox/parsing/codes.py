@@ -192,15 +192,18 @@ def _rank(candidate: Candidate) -> tuple[int, int]:
 
 def _emphasise(kept: list[Candidate], html: str, deadline: float | None, clock: Clock) -> None:
     """Add the emphasis of the HTML to the candidates whose whole element stands out."""
+    looked_up = kept
     if len(kept) > _LOOKED_UP:
         # Many candidates: one pass over the HTML costs less than looking each one up.
+        # That pass reads capitals and digits only; words in mixed case are few, and
+        # are looked up one by one.
         standing_out = emphasised(html, deadline, clock)
         for candidate in kept:
             why = standing_out.get(candidate.code)
             if why is not None:
                 candidate.reasons[_EMPHASISED] = f"emphasised ({why})"
-        return
-    for candidate in kept:
+        looked_up = [candidate for candidate in kept if candidate.mixed][:_LOOKED_UP]
+    for candidate in looked_up:
         code = candidate.code
         start = html.find(code)
         for _ in range(_LOOKED_UP):

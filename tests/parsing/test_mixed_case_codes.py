@@ -126,3 +126,10 @@ def test_nearly_every_random_mixed_case_code_reads_as_random(
     mixed = [code for code in codes if any(char.islower() for char in code)]
     found = sum(random_looking(code) for code in mixed)
     assert found / len(mixed) >= share
+
+
+def test_an_emphasised_mixed_case_code_among_many_candidates_is_found() -> None:
+    # Over eight candidates the HTML is read in one pass, for capitals and digits.
+    others = " ".join(f"A{n}B{n}C{n}D" for n in range(10))
+    html = f"<p>{others}</p><p><b>rIXYS0z5</b></p>"
+    assert find_codes("Hello", f"{others}\nUse rIXYS0z5 now", html)[0] == "rIXYS0z5"
