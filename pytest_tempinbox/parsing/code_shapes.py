@@ -28,8 +28,7 @@ MIXED_TOKEN = re.compile(
     r"(?![0-9A-Za-z_\u00c0-\u024f\u0370-\u04ff])"
 )
 _SMALL_RUNS = re.compile(r"[a-z]+")
-# The shapes of words written with small letters (see random_looking); compiled when
-# first needed, as most messages hold no word of the mixed shape near a code word.
+# The shapes of words written with small letters (see random_looking).
 _WORD_SHAPES = (
     r"[a-z]+",
     r"[A-Z][a-z]+",
@@ -43,14 +42,7 @@ _VOWELS = frozenset("aeiou")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _CLUSTER = re.compile(r"[^aeiouy]{3}")  # three consonants at the start of a run
 _STARTS = ("str", "spr", "scr", "spl", "thr", "chr", "sch", "phr", "shr", "chw")
-_word_shape: list[re.Pattern[str]] = []
-
-
-def _WORD_SHAPE() -> re.Pattern[str]:
-    if not _word_shape:
-        _word_shape.append(re.compile("|".join(f"(?:{shape})" for shape in _WORD_SHAPES)))
-    return _word_shape[0]
-
+_WORD_SHAPE = re.compile("|".join(f"(?:{shape})" for shape in _WORD_SHAPES))
 
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
 _NEIGHBOURS = 2048  # characters looked at on either side for the lines around a word
@@ -85,7 +77,7 @@ def random_looking(word: str) -> bool:
     letters = word.rstrip("0123456789")
     if not letters.isalpha():
         return bool(letters)  # digits between letters
-    if not _WORD_SHAPE().fullmatch(letters):
+    if not _WORD_SHAPE.fullmatch(letters):
         return True
     for match in _SMALL_RUNS.finditer(letters):
         run = match.group()
