@@ -392,10 +392,34 @@ def test_several_urls_are_listed_once_each_with_their_text() -> None:
     assert failure(message, contains="x.test") == (
         "2 links with URL containing 'x.test' in message 'Welcome to Example'"
         " from app@example.com; expected one:\n"
-        "  - 'Open' (html) https://x.test/a\n"
+        "  - 'Open' (text, html) https://x.test/a\n"
         "  - 'Open' (html) https://x.test/b\n"
         "Narrow it down with text= or pattern=."
     )
+
+
+def test_several_urls_are_listed_with_every_anchor_text_of_each() -> None:
+    # The logo's alt text and the button's words: the button's are what a test looks for.
+    message = message_with(
+        Link("https://x.test/confirm", "Example", "html"),
+        Link("https://x.test/confirm", "Confirm your email", "html"),
+        Link("https://x.test/confirm", "or click here", "html"),
+        Link("https://x.test/help", "Help", "html"),
+    )
+    assert failure(message, contains="x.test").splitlines()[1:3] == [
+        "  - 'Example', 'Confirm your email', 'or click here' (html) https://x.test/confirm",
+        "  - 'Help' (html) https://x.test/help",
+    ]
+
+
+def test_a_url_written_only_in_the_text_body_is_listed_without_a_text() -> None:
+    message = message_with(
+        Link("https://x.test/a", None, "text"), Link("https://x.test/b", None, "text")
+    )
+    assert failure(message, contains="x.test").splitlines()[1:3] == [
+        "  - (text) https://x.test/a",
+        "  - (text) https://x.test/b",
+    ]
 
 
 def test_with_several_filters_the_failure_counts_what_each_passes() -> None:

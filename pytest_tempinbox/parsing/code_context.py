@@ -292,11 +292,12 @@ def alone_on_line(text: str, start: int, end: int) -> bool:
     return not text[line_start:start].strip(_ALONE) and not text[end:line_end].strip(_ALONE)
 
 
-def no_word(text: str, start: int, end: int, token: str) -> bool:
+def no_word(text: str, start: int, end: int, token: str, letters: bool = False) -> bool:
     """Tell whether a code-shaped word is no word of its own, so no candidate at all.
 
     Of the wrong length, or part of a URL, an address, a path, a decimal, a
-    time or a numeric date.
+    time or a numeric date. With ``letters``, a word of letters alone may be
+    one (``CiHcjgZI``), but not one touching ``+`` or ``=`` (base64).
     """
     digits = (
         token.replace(" ", "").replace("-", "") if len(token) > 10 or not token.isalnum() else token
@@ -305,14 +306,14 @@ def no_word(text: str, start: int, end: int, token: str) -> bool:
         if len(digits) > 8 or (len(digits) < 4):
             return True
         joinable = str.isdigit
-    elif len(digits) < 6 or (token == digits and (digits.isalpha())):
+    elif len(digits) < 6 or (token == digits and digits.isalpha() and not letters):
         return True
     else:
         joinable = str.isalnum
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
-    if "/" in (before, after):
-        return True  # a path segment or a numeric date
+    if "/" in (before, after) or (letters and ("+" in (before, after) or after == "=")):
+        return True  # a path segment or a numeric date; base64
     if before in _JOINERS and start > 1 and joinable(text[start - 2]):
         return True
     if after in _JOINERS and end + 1 < len(text) and joinable(text[end + 1]):

@@ -12,6 +12,7 @@ work grows linearly with the text, and the loop over words honours a
 
 from __future__ import annotations
 
+import heapq
 import re
 import time
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from .code_context import (
     words_before,
 )
 from .code_emphasis import element_emphasis, emphasised
+from .code_shapes import MIXED_TOKEN, beside_base64, code_word, random_looking
 
 if TYPE_CHECKING:
     from ..models import Message
@@ -61,11 +63,12 @@ class Candidate:
     not a code at all ("a year"), or is None.
     """
 
-    __slots__ = ("code", "excluded", "kept", "order", "reasons", "score")
+    __slots__ = ("code", "excluded", "kept", "mixed", "order", "reasons", "score")
 
-    def __init__(self, code: str, order: int) -> None:
+    def __init__(self, code: str, order: int, mixed: bool = False) -> None:
         self.code = code
         self.order = order
+        self.mixed = mixed  # has small letters: a code only when something says so
         self.reasons: dict[str, str] = {}
         self.score = 0
         self.excluded: str | None = None
@@ -139,18 +142,29 @@ def rank_codes(
     count = 0
     for text, in_subject in ((subject, True), (body, False)):
         floor = 0
-        for match in _TOKEN.finditer(text):
+        matches = heapq.merge(
+            _TOKEN.finditer(text), MIXED_TOKEN.finditer(text), key=lambda match: match.start()
+        )
+        for match in matches:
             count += 1
             if not count % CLOCK_EVERY and late(count, deadline, clock):
                 break
             start, end = match.span()
             token = match.group()
-            if no_word(text, start, end, token):
+            mixed = match.re is MIXED_TOKEN
+            if mixed and (
+                not random_looking(token)
+                or code_word(token)
+                or no_word(text, start, end, token, letters=True)
+                or beside_base64(text, start, end)
+            ):
+                continue  # a word among words: the words before it still count for the next
+            if not mixed and (no_word(text, start, end, token) or code_word(token)):
                 floor = end
                 continue
             candidate = candidates.get(token)
             if candidate is None:
-                candidate = candidates[token] = Candidate(token, len(candidates))
+                candidate = candidates[token] = Candidate(token, len(candidates), mixed)
             _occurrence(candidate, text, start, end, floor, in_subject)
             floor = end
     kept = [item for item in candidates.values() if item.excluded is None]
@@ -159,8 +173,11 @@ def rank_codes(
     ranked = []
     for candidate in kept:
         candidate.score = sum(map(_WEIGHTS.__getitem__, candidate.reasons))
-        # A grouped word ("123 456", "ABCD-EFGH") is a code only when something says so.
-        if candidate.score or not (" " in candidate.code or "-" in candidate.code):
+        # A grouped word ("123 456", "ABCD-EFGH"), or one with small letters, is a code
+        # only when something says so.
+        if candidate.score or not (
+            candidate.mixed or " " in candidate.code or "-" in candidate.code
+        ):
             ranked.append(candidate)
     if len(ranked) > 1:
         ranked.sort(key=_rank)
@@ -175,15 +192,18 @@ def _rank(candidate: Candidate) -> tuple[int, int]:
 
 def _emphasise(kept: list[Candidate], html: str, deadline: float | None, clock: Clock) -> None:
     """Add the emphasis of the HTML to the candidates whose whole element stands out."""
+    looked_up = kept
     if len(kept) > _LOOKED_UP:
         # Many candidates: one pass over the HTML costs less than looking each one up.
+        # That pass reads capitals and digits only; words in mixed case are few, and
+        # are looked up one by one.
         standing_out = emphasised(html, deadline, clock)
         for candidate in kept:
             why = standing_out.get(candidate.code)
             if why is not None:
                 candidate.reasons[_EMPHASISED] = f"emphasised ({why})"
-        return
-    for candidate in kept:
+        looked_up = [candidate for candidate in kept if candidate.mixed][:_LOOKED_UP]
+    for candidate in looked_up:
         code = candidate.code
         start = html.find(code)
         for _ in range(_LOOKED_UP):
@@ -249,7 +269,7 @@ def find_codes(
 
 # --- the one code ------------------------------------------------------------------
 
-_SHAPE = "4-8 digits, or 6-10 capitals and digits"
+_SHAPE = "4-8 digits, 6-10 capitals and digits, or 6-10 mixed-case letters and digits"
 _LISTED = 10  # candidates listed in a failure at most
 
 

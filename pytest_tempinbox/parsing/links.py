@@ -85,6 +85,17 @@ def _line(link: Link) -> str:
     return f"  - {text}({link.source}) {shorten(link.url, _URL_WIDTH)}"
 
 
+def _url_line(url: str, anchors: list[Link]) -> str:
+    """One URL with every anchor text it has (the same text in other case once) and its sources."""
+    texts: dict[str, str] = {}
+    for link in anchors:
+        if link.text is not None:
+            texts.setdefault(_text_key(link.text), link.text)
+    shown = ", ".join(repr(shorten(text, _TEXT_WIDTH)) for text in texts.values())
+    sources = ", ".join(dict.fromkeys(link.source for link in anchors))
+    return f"  - {shown + ' ' if shown else ''}({sources}) {shorten(url, _URL_WIDTH)}"
+
+
 def _listing(links: tuple[Link, ...] | list[Link]) -> list[str]:
     lines = [_line(link) for link in links[:_LISTED]]
     if len(links) > _LISTED:
@@ -165,13 +176,14 @@ def pick_link(
         return next(iter(urls))
     wanted = filters.wanted()
     if urls:
-        # One line per URL (the anchors that share it count as one), with a text if one has it.
-        shown: dict[str, Link] = {}
+        # One line per URL (the anchors that share it count as one), with all their texts.
+        by_url: dict[str, list[Link]] = {}
         for link in passing:
-            if link.url not in shown or shown[link.url].text is None:
-                shown[link.url] = link
+            by_url.setdefault(link.url, []).append(link)
         lines = [f"{len(urls)} links{wanted} in {about(message)}; expected one:"]
-        lines += _listing(list(shown.values()))
+        lines += [_url_line(url, anchors) for url, anchors in list(by_url.items())[:_LISTED]]
+        if len(by_url) > _LISTED:
+            lines.append(f"  ... and {len(by_url) - _LISTED} more")
         unused = [
             name
             for name, value in (("text=", text), ("contains=", contains), ("pattern=", pattern))

@@ -19,6 +19,7 @@ from ..models import Attachment
 from .budget import ParseRun
 from .decode import b64decode, clean, header_text, to_text
 from .email_internals import Part
+from .reused_boundary import regroup
 
 __all__ = [
     "MAX_ATTACHMENTS",
@@ -46,7 +47,9 @@ def parse_structure(raw: bytes, run: ParseRun) -> Message:
     """Parse the structure of ``raw``, within half the run's budget; never raises.
 
     What the clock left unread is told on ``run`` (and ``run.feed_cut`` set);
-    a structure the parser fails on gives the headers over one text body.
+    a structure the parser fails on gives the headers over one text body. A
+    nested multipart that reused its parent's boundary gets its parts back
+    (:mod:`.reused_boundary`).
     """
     # Imported here: the usual message never needs them (see .fast). Their
     # default policy is compat32.
@@ -81,11 +84,17 @@ def parse_structure(raw: bytes, run: ParseRun) -> Message:
                 )
                 run.feed_cut = True
                 break
-        return parser.close()
+        message: Message = parser.close()
     except RecursionError:
         run.note("nested too deeply to parse: the body is served as one text part")
     except Exception:  # a bug in the parser
         run.note("structure could not be parsed: the body is served as one text part")
+    else:
+        try:
+            regroup(message, run)
+        except Exception:  # a bug, or RecursionError: the parts stay as the parser left them
+            run.note("the parts of a nested multipart reusing its boundary could not be regrouped")
+        return message
     try:
         # The headers still parse; the body stays one undivided text part.
         return BytesParser(Part).parsebytes(raw, headersonly=True)

@@ -357,14 +357,16 @@ def test_code_agrees_with_codes() -> None:
 def test_code_fails_when_no_word_looks_like_a_code() -> None:
     assert failure(message("Your receipt", "Thanks for shopping!")) == (
         "no one-time code in message 'Your receipt' from app@example.com: no word in it"
-        " looks like a code (4-8 digits, or 6-10 capitals and digits)."
+        " looks like a code (4-8 digits, 6-10 capitals and digits, or 6-10 mixed-case"
+        " letters and digits)."
     )
 
 
 def test_code_fails_naming_the_numbers_it_left_out() -> None:
     assert failure(message("Your receipt", "Order 7781\n© 2026 Shop")) == (
         "no one-time code in message 'Your receipt' from app@example.com: the words that"
-        " look like codes (4-8 digits, or 6-10 capitals and digits) are not:"
+        " look like codes (4-8 digits, 6-10 capitals and digits, or 6-10 mixed-case letters"
+        " and digits) are not:"
         " '7781' (after \"Order\"), '2026' (a year)."
     )
 
@@ -491,7 +493,8 @@ def test_code_failures_read_as_failed_assertions_in_a_users_run(
             " line), '771204' (next to \"code\", alone on its line); pass pattern=... to pick one",
             "E * pytest_tempinbox.errors.MailAssertionError: no one-time code in message"
             " 'Your receipt' from app@example.com: the words that look like codes (4-8 digits,"
-            " or 6-10 capitals and digits) are not: '7781' (after \"Order\").",
+            " 6-10 capitals and digits, or 6-10 mixed-case letters and digits) are not: '7781'"
+            ' (after "Order").',
             "E * pytest_tempinbox.errors.MailAssertionError: pattern 'Code: (\\d+)' matches"
             " nothing in message 'Welcome' from app@example.com (searched its subject, text"
             " body and HTML's visible text); the likely codes in it: '482913'.",

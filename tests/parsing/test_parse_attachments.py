@@ -262,32 +262,6 @@ def test_multipart_without_boundary_is_served_as_text() -> None:
     assert parsed.attachments == ()
 
 
-def test_an_empty_multipart_that_cannot_be_split_is_no_body() -> None:
-    # Real mail: a multipart/alternative reusing its parent's boundary, so that its
-    # text and HTML parts become its parent's.
-    raw = lines(
-        'Content-Type: multipart/mixed; boundary="b"',
-        "",
-        "--b",
-        'Content-Type: multipart/alternative; boundary="b"',
-        "",
-        "--b",
-        "Content-Type: text/plain",
-        "",
-        "the text",
-        "--b",
-        "Content-Type: text/html",
-        "",
-        "<p>the html</p>",
-        "--b--",
-        "",
-    )
-    parsed = parse(raw)
-    assert (parsed.text, parsed.html) == ("the text", "<p>the html</p>")
-    assert parsed.attachments == ()
-    assert parsed.defects == ("multipart whose boundary never occurs in part 1",)
-
-
 def test_sixty_nested_multiparts_find_the_text() -> None:
     parsed = parse(nested(60))
     assert parsed.text == "deep 123456"

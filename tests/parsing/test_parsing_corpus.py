@@ -194,12 +194,13 @@ FACTS = {
         html="Не пересылайте данное письмо, Ñf.к. в нем содержатся ссылки",
         attachments=[(None, "image/png")] * 4,
     ),
-    # A multipart inside a multipart, both with one boundary: the text is the text part's.
+    # A multipart inside a multipart, both with one boundary: the text is the text part's,
+    # and the archive after the alternative is listed, as mail-parser and mail clients list it.
     "mail-parser/mail_malformed_1": Facts(
         subject="immagine",
         text="--Sent from my iPhone",
         html='<div><font size="2">--Sent from my iPhone</font></div>',
-        attachments=[],
+        attachments=[("20160523_916527.jpg_.zip", "application/zip")],
         defects=("multipart whose boundary never occurs in part 1",),
     ),
     "mail-parser/mail_malformed_3": Facts(
