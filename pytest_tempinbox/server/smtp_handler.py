@@ -20,6 +20,7 @@ from ..errors import StoreUnavailable
 from ..limits import DEFAULT_MAX_RECIPIENTS
 from ..models import Fault, Stage
 from ._hook_names import dispatch_names, keep_signature
+from .addresses import recipient_inbox
 from .counters import (
     INJECTED_FAULT,
     INVALID_ADDRESS,
@@ -114,7 +115,10 @@ class InboxHandler:
         address: str,
         rcpt_options: list[str],
     ) -> str:
-        """Accept a live generated address (any case); refuse everything else with 550."""
+        """Accept a live inbox's address (any case), or a sub-address of it; refuse others with 550.
+
+        ``name+detail@domain`` is the inbox ``name@domain``'s (RFC 5233).
+        """
         refused = self.counters.refused
         refusal = _path_refusal(address, envelope)
         if refusal:
@@ -193,13 +197,14 @@ class InboxHandler:
     async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.
 
-        A transaction takes at most one fault per address: a delayed RCPT does
-        not also take the next fault at DATA, nor a repeated RCPT another one.
+        A transaction takes at most one fault per inbox: a delayed RCPT does
+        not also take the next fault at DATA, nor a repeated RCPT (or one to
+        another sub-address of the inbox) another one.
         """
         if not self.store.faults_added:  # the usual case: no test ever asked for one
             return None
         taken: set[str] = getattr(envelope, "faulted", set())
-        key = address.lower()
+        key = recipient_inbox(address)[0]
         if key in taken:
             return None
         fault = await self.store.take_fault(address, stage)
