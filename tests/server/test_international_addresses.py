@@ -209,3 +209,19 @@ def test_a_non_ascii_local_part_is_kept_in_nfc(
 
     assert inbox.address == "jürgen@tempinbox.test"
     assert [message.subject for message in inbox.messages()] == ["composed"]
+
+
+def test_the_in_process_client_reads_a_non_ascii_inbox_by_subaddress(
+    idn_server: InboxServer,
+) -> None:
+    client = TempInboxClient(idn_server.api_url, transport=idn_server.local_transport())
+    with client:
+        inbox = client.generate(address=f"jürgen@{IDN}")
+        send_utf8(idn_server, f"jürgen+ñ@{IDN}", "to ñ")
+        send_utf8(idn_server, inbox.address, "plain")
+
+        found = inbox.wait_for_message(subaddress="ñ", timeout=5)
+        purged = client.delete(f"jürgen@{IDN}")
+
+    assert (found.subject, found.subaddress) == ("to ñ", "ñ")
+    assert purged == 2
