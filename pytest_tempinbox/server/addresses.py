@@ -195,8 +195,8 @@ def random_token() -> str:
 def check_prefix(prefix: str | None) -> None:
     """Raise :class:`InvalidRequest` unless ``prefix`` may start a generated local part.
 
-    That is 1-32 of ``a-z 0-9 . _ -`` and letters or digits beyond ASCII (the
-    address then needs SMTPUTF8), not starting with a dot nor holding two
+    That is 1-32 of ``a-z 0-9 . _ -`` and lowercase letters or digits beyond
+    ASCII (the address then needs SMTPUTF8), not starting with a dot nor holding two
     dots in a row; None is no prefix. A ``+`` is refused with its own reason:
     it would make a sub-address.
     """
@@ -210,13 +210,13 @@ def check_prefix(prefix: str | None) -> None:
     if (
         len(prefix) > _MAX_PREFIX
         or not PREFIX_PATTERN.fullmatch(prefix)
-        or not all(char.isascii() or char.isalnum() for char in prefix)
+        or not all(char.isascii() or (char.isalnum() and not char.isupper()) for char in prefix)
         or prefix.startswith(".")
         or ".." in prefix
     ):
         raise InvalidRequest(
-            "prefix must be 1-32 characters of a-z, 0-9, '.', '_', '-' and letters or digits"
-            " beyond ASCII, not starting with '.' and without '..'"
+            "prefix must be 1-32 characters of a-z, 0-9, '.', '_', '-' and lowercase letters"
+            " or digits beyond ASCII, not starting with '.' and without '..'"
         )
 
 

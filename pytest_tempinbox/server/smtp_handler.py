@@ -251,6 +251,9 @@ def _path_refusal(address: str, envelope: Envelope) -> str | None:
     if not envelope.smtp_utf8 and not address.isascii():
         # RFC 6531 3.7.4.1, and what Postfix answers: unicode needs MAIL ... SMTPUTF8.
         return "553 5.6.7 Must declare SMTPUTF8 to send unicode address"
+    if not address.isascii() and not _is_utf8(address):
+        # Bytes that are no UTF-8 (kept as surrogates): no JSON could carry them.
+        return "553 5.1.3 Malformed address: it is not valid UTF-8"
     # RFC 5321 4.5.3.1: local part 64 octets, domain 255, path (with <>) 256.
     encoded = address.encode("utf-8", "surrogateescape")
     local, at, domain = encoded.rpartition(b"@")
@@ -262,3 +265,12 @@ def _path_refusal(address: str, envelope: Envelope) -> str | None:
             f" path {MAX_PATH} octets at most"
         )
     return None
+
+
+def _is_utf8(text: str) -> bool:
+    """Tell whether ``text`` holds no surrogates: the bytes it was read from were UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

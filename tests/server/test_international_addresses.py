@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from pytest_tempinbox.client.http import TempInboxClient
-from pytest_tempinbox.errors import InboxNotFound
+from pytest_tempinbox.errors import InboxNotFound, InvalidRequest
 from pytest_tempinbox.server.inbox_server import InboxServer
 
 from ..helpers import CLIENT_NAME, RawSMTP, make_message
@@ -225,3 +225,33 @@ def test_the_in_process_client_reads_a_non_ascii_inbox_by_subaddress(
 
     assert (found.subject, found.subaddress) == ("to ñ", "ñ")
     assert purged == 2
+
+
+@pytest.mark.parametrize("prefix", ["BÜCHER", "bü\u200bcher", "bü cher", "ü" * 33])
+def test_a_prefix_beyond_ascii_is_lowercase_letters_and_digits(
+    idn_client: TempInboxClient, prefix: str
+) -> None:
+    with pytest.raises(InvalidRequest, match="lowercase letters or digits beyond ASCII"):
+        idn_client.generate(prefix=prefix)
+
+
+@pytest.mark.parametrize("command", ["MAIL FROM", "RCPT TO"])
+def test_an_address_of_bytes_that_are_not_utf8_is_refused_as_malformed(
+    idn_server: InboxServer, idn_client: TempInboxClient, command: str
+) -> None:
+    inbox = idn_client.generate()
+    name, _, domain = inbox.address.partition("@")
+    bad = f"<{name}+".encode() + b"\xff\xfe@" + domain.encode() + b">"
+    smtp = RawSMTP(idn_server.smtp_host, idn_server.smtp_port)
+    try:
+        assert smtp.command(f"EHLO {CLIENT_NAME}")[0] == 250
+        if command == "RCPT TO":
+            assert smtp.command("MAIL FROM:<app@example.test> SMTPUTF8")[0] == 250
+            answer = smtp.command(b"RCPT TO:" + bad)
+        else:
+            answer = smtp.command(b"MAIL FROM:" + bad + b" SMTPUTF8")
+    finally:
+        smtp.close()
+
+    assert answer == (553, "5.1.3 Malformed address: it is not valid UTF-8")
+    assert inbox.messages() == []
