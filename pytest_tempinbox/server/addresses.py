@@ -1,8 +1,8 @@
 """What an inbox's address may be: generated or chosen, and how one is compared.
 
 The rules every store applies alike (see :mod:`.storage`): an address is looked
-up folded (:func:`fold_address`: an ASCII local part lowercased, any other in
-NFC, the domain in its ASCII form, an IDN as A-labels), a generated one is a
+up folded (:func:`fold_address`: the local part's ASCII letters lowercased and
+the rest in NFC, the domain in its ASCII form, an IDN as A-labels), a generated one is a
 random token, a sequence number and an optional prefix, and a chosen one is a
 dot-atom at a served domain, with no ``+``: mail to ``name+detail@domain`` is
 the inbox ``name@domain``'s, its sub-address ``detail`` (RFC 5233, see
@@ -11,6 +11,7 @@ the inbox ``name@domain``'s, its sub-address ``detail`` (RFC 5233, see
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import unicodedata
@@ -51,8 +52,8 @@ _MAX_PREFIX = 32
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 _RANDOM_LENGTH = 12
 _TOKENS = len(_ALPHABET) ** _RANDOM_LENGTH
-# \s is str.isspace() here: Unicode white space.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# \s is str.isspace() here: Unicode white space.
 _NOT_IN_ADDRESS = re.compile(r"[\s\x00-\x1f\x7f]")
 MAX_LOCAL_PART = 64  # octets (RFC 5321 4.5.3.1.1)
 # A dot-atom of RFC 5322 atext, less "/" (the API's paths could not name it) and "+"
@@ -106,6 +107,12 @@ def fold_domain(domain: str) -> str:
     """
     if domain.isascii():
         return domain.lower()
+    return _fold_idn(domain)
+
+
+@functools.lru_cache(maxsize=256)
+def _fold_idn(domain: str) -> str:
+    # IDNA's mapping costs about 0.2 ms a name: a server sees few, again and again.
     try:
         return domain_name(domain)
     except ValueError:
