@@ -23,6 +23,7 @@ from .config import (
     EVENT_LOOPS,
     STORE_HELP,
     ServerConfig,
+    domain_name,
     parse_public_smtp,
     parse_store,
 )
@@ -54,6 +55,14 @@ def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
     return int(text)
+
+
+def _domain(text: str) -> str:
+    """A ``--domain`` or ``--hostname``: a host name, an IDN as its A-labels."""
+    try:
+        return domain_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _tls(text: str) -> str:
@@ -126,11 +135,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         action="append",
         dest="domains",
         metavar="DOMAIN",
+        type=_domain,
         help=f"domain of generated addresses; repeat for several, the first is the default "
-        f"(default: {DEFAULT_DOMAIN})",
+        f"(default: {DEFAULT_DOMAIN}); an IDN is served as its A-labels",
     )
     parser.add_argument(
         "--hostname",
+        type=_domain,
         help="name the SMTP server gives in its greeting (default: the first domain)",
     )
     parser.add_argument(

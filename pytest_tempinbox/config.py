@@ -11,6 +11,7 @@ importing the server.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "EVENT_LOOPS",
     "STORE_HELP",
     "ServerConfig",
+    "domain_name",
     "parse_public_smtp",
     "parse_store",
 ]
@@ -53,6 +55,68 @@ STORE_HELP = (
     "where inboxes live: memory (this process), or redis://[:PASSWORD@]HOST:PORT/DB "
     "(also rediss://) for inboxes that several servers share and that outlive a restart"
 )
+
+
+# A label of a host name (RFC 1123 2.1): letters, digits and inner hyphens, 63 at most.
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_MAX_DOMAIN = 253  # characters of a domain name without its root dot (RFC 1035 2.3.4)
+
+
+def domain_name(text: str) -> str:
+    """Return domain name ``text`` as the server serves it: lowercase, an IDN as A-labels.
+
+    ``bücher.example`` becomes ``xn--bcher-kva.example`` (IDNA 2008 with the
+    UTS 46 mapping, by the ``idna`` package that ``requests`` brings; imported
+    only for a name that is not ASCII). Raise ValueError with a one-line reason
+    for anything that is not a host name: empty, white space, ``@``, an empty
+    label (a leading, trailing or double dot), a label over 63 characters or
+    with other characters than letters, digits and inner hyphens, a name over
+    253 characters, an ``xn--`` label that is no valid A-label.
+    """
+    if not text:
+        raise ValueError("a domain name cannot be empty")
+    name = text
+    if not text.isascii():
+        import idna  # only for an IDN: most servers never need it
+
+        try:
+            name = idna.encode(text, uts46=True).decode("ascii")
+        except idna.IDNAError as exc:
+            raise ValueError(f"{text[:80]!r} is not a domain name: {exc}") from None
+    name = name.lower()
+    labels = name.split(".")
+    bad = next((label for label in labels if not _LABEL.fullmatch(label)), None)
+    if bad is not None or len(name) > _MAX_DOMAIN:
+        why = (
+            f"it is over {_MAX_DOMAIN} characters"
+            if bad is None
+            else "it has an empty label (a leading, trailing or double dot)"
+            if not bad
+            else f"label {bad[:80]!r} is over 63 characters"
+            if len(bad) > 63
+            else f"label {bad[:80]!r} holds more than letters, digits and inner hyphens"
+        )
+        raise ValueError(f"{text[:80]!r} is not a domain name: {why}")
+    if "xn--" in name:
+        _check_a_labels(text, labels)
+    return name
+
+
+def _domain_names(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` as :func:`domain_name` gives them; ValueError naming a bad one."""
+    return tuple(domain_name(name) for name in names)
+
+
+def _check_a_labels(text: str, labels: list[str]) -> None:
+    """Raise ValueError unless each ``xn--`` label of ``labels`` decodes to a valid U-label."""
+    import idna
+
+    for label in labels:
+        if label.startswith("xn--"):
+            try:
+                idna.decode(label)
+            except idna.IDNAError as exc:
+                raise ValueError(f"{text[:80]!r} is not a domain name: {exc}") from None
 
 
 def parse_public_smtp(text: str) -> tuple[str, int]:
@@ -155,8 +219,8 @@ class ServerConfig:
         self.host: str = host
         self.smtp_port: int = smtp_port
         self.api_port: int = api_port
-        self.domains: tuple[str, ...] = tuple(domains)
-        self.hostname: str | None = hostname
+        self.domains: tuple[str, ...] = _domain_names(domains)
+        self.hostname: str | None = None if hostname is None else _domain_names([hostname])[0]
         self.message_size_limit: int = message_size_limit
         self.max_recipients: int = max_recipients
         self.max_connections: int = max_connections

@@ -262,7 +262,9 @@ class Message:
     lowercase names to every decoded value in order. ``links`` and ``codes`` are
     the http(s) URLs and likely one-time codes found in the message, the codes
     most likely first (see :meth:`code`). ``defects`` are notes on what in the
-    message was malformed or left unread.
+    message was malformed or left unread. ``subaddress`` is the ``detail`` of
+    the recipient ``name+detail@domain`` the message reached the inbox
+    ``name@domain`` through (RFC 5233), None when it came to the address itself.
     """
 
     id: str
@@ -286,6 +288,7 @@ class Message:
     defects: tuple[str, ...] = ()
     link_details: tuple[Link, ...] = ()
     dkim: DkimResult | None = None
+    subaddress: str | None = None
     source: MessageSource | None = field(default=None, repr=False, compare=False)
 
     def raw(self) -> bytes:
@@ -517,6 +520,7 @@ class Message:
         return {
             "id": self.id,
             "inbox": self.inbox,
+            "subaddress": self.subaddress,
             "envelope": self.envelope.to_json(),
             "message_id": self.message_id,
             "from": self.sender.to_json() if self.sender else None,
@@ -582,6 +586,7 @@ class Message:
             defects=tuple(data.get("defects", ())),
             link_details=tuple(Link.from_json(item) for item in data.get("link_details", ())),
             dkim=_dkim(data.get("dkim")),
+            subaddress=data.get("subaddress"),
             source=source,
         )
 

@@ -45,6 +45,7 @@ def message_json(**fields: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": "0001",
         "inbox": "user@tempinbox.test",
+        "subaddress": None,
         "envelope": {"mail_from": "app@example.com", "rcpt_to": ["user@tempinbox.test"]},
         "message_id": None,
         "from": {"name": None, "email": "app@example.com"},

@@ -270,3 +270,30 @@ def test_tls_without_trustme_is_one_line_on_stderr() -> None:
         "pip install 'pytest-tempinbox[tls]'"
     ]
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("flag", ["--domain", "--hostname"])
+@pytest.mark.parametrize("value", ["a b", "", "@", ".tempinbox.test", "a" * 64 + ".test"])
+def test_a_bad_domain_or_hostname_is_an_argument_error(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([flag, value])
+    assert exited.value.code == 2
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert f"error: argument {flag}: " in line
+    assert "domain name" in line
+
+
+def test_an_idn_domain_is_served_as_its_a_labels() -> None:
+    process = Standalone("--smtp-port", "0", "--api-port", "0", "--domain", "bücher.example")
+    try:
+        _, _, api = process.read_addresses()
+        with requests.Session() as http:
+            http.trust_env = False
+            info = http.get(api + "/info").json()
+            created = http.post(api + "/generate", json={"address": "jürgen@bücher.example"})
+    finally:
+        process.stop(signal.SIGTERM)
+    assert info["domains"] == ["xn--bcher-kva.example"]
+    assert created.json()["email"] == "jürgen@xn--bcher-kva.example"

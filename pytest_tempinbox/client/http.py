@@ -216,6 +216,7 @@ class TempInboxClient:
         subject: str | None = None,
         sender: str | None = None,
         text: str | None = None,
+        subaddress: str | None = None,
     ) -> list[Message]:
         """Return the inbox's messages, oldest first.
 
@@ -224,12 +225,14 @@ class TempInboxClient:
         The server filters: ``subject`` is contained in the subject
         (case-sensitive), ``sender`` in the ``From`` address (case-insensitive),
         ``text`` in the text body or the HTML's visible text (white space
-        collapsed), by the rules of :mod:`pytest_tempinbox.parsing.match`; with
+        collapsed), by the rules of :mod:`pytest_tempinbox.parsing.match`;
+        ``subaddress`` keeps the messages sent to ``name+subaddress@domain``
+        (any case, for ASCII), which the inbox ``name@domain`` receives; with
         ``wait``, the call lasts until a message passing them all arrives. An
         empty string is no filter; one over 1,000 characters raises
         :class:`~pytest_tempinbox.errors.InvalidRequest`.
         """
-        return self._run(self._messages(email, after, wait, subject, sender, text))
+        return self._run(self._messages(email, after, wait, subject, sender, text, subaddress))
 
     async def messages_async(
         self,
@@ -240,9 +243,11 @@ class TempInboxClient:
         subject: str | None = None,
         sender: str | None = None,
         text: str | None = None,
+        subaddress: str | None = None,
     ) -> list[Message]:
         """Like :meth:`messages`, awaitable: the event loop runs while it waits."""
-        return await self._run_async(self._messages(email, after, wait, subject, sender, text))
+        call = self._messages(email, after, wait, subject, sender, text, subaddress)
+        return await self._run_async(call)
 
     def message(self, email: str, id: str) -> Message:
         """Return one message of the inbox."""
@@ -367,11 +372,13 @@ class TempInboxClient:
         subject: str | None = None,
         sender: str | None = None,
         text: str | None = None,
+        subaddress: str | None = None,
     ) -> _Call[list[Message]]:
         params: dict[str, str] = {}
         if after is not None:
             params["after"] = after
-        for name, value in (("subject", subject), ("from", sender), ("text", text)):
+        filters = (("subject", subject), ("from", sender), ("text", text))
+        for name, value in (*filters, ("subaddress", subaddress)):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"the server filters by strings only, not {type(value).__name__}")
             if value:  # "" filters nothing, as on the server

@@ -14,6 +14,7 @@ those twins: each wait is written twice, over one shared search.
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -48,7 +49,7 @@ Result = TypeVar("Result")
 class _Filter:
     """The filters of a wait: strings go to the server too, patterns and ``match`` stay here."""
 
-    __slots__ = ("match", "sender", "subject", "text")
+    __slots__ = ("match", "sender", "subaddress", "subject", "text")
 
     def __init__(
         self,
@@ -56,14 +57,20 @@ class _Filter:
         sender: Wanted | None,
         match: Callable[[Message], bool] | None,
         text: Wanted | None = None,
+        subaddress: str | None = None,
     ) -> None:
         # An empty string filters nothing, as on the server (even a mail without From).
         self.subject = subject or None
         self.sender = sender or None
         self.text = text or None
         self.match = match
+        if subaddress is not None and not isinstance(subaddress, str):
+            raise TypeError(f"subaddress must be a string, not {type(subaddress).__name__}")
+        self.subaddress = subaddress or None
 
     def __call__(self, message: Message) -> bool:
+        if self.subaddress is not None and message.subaddress != _folded(self.subaddress):
+            return False
         if self.subject is not None and not subject_matches(self.subject, message.subject):
             return False
         if self.sender is not None:
@@ -79,11 +86,16 @@ class _Filter:
     @property
     def server_side(self) -> dict[str, str]:
         """The string filters as the client's keywords: the server applies them before answering."""
-        given = (("subject", self.subject), ("sender", self.sender), ("text", self.text))
+        given = (
+            ("subject", self.subject),
+            ("sender", self.sender),
+            ("text", self.text),
+            ("subaddress", self.subaddress),
+        )
         return {name: value for name, value in given if isinstance(value, str)}
 
     def __str__(self) -> str:
-        parts = []
+        parts = [] if self.subaddress is None else [f"subaddress {self.subaddress!r}"]
         for name, value in (
             ("subject", self.subject),
             ("sender", self.sender),
@@ -201,6 +213,7 @@ class Inbox:
         sender: Wanted | None = None,
         match: Callable[[Message], bool] | None = None,
         text: Wanted | None = None,
+        subaddress: str | None = None,
         timeout: float = 10.0,
     ) -> Message:
         """Return the first message, oldest first, that passes every given filter.
@@ -209,7 +222,9 @@ class Inbox:
         the ``From`` address contains this text (case-insensitive). ``text``: the
         text body or the HTML's visible text contains this text (case-sensitive,
         runs of white space read as one space). Each of the three may instead be
-        a compiled :class:`re.Pattern`, searched. ``match``: this callable returns
+        a compiled :class:`re.Pattern`, searched. ``subaddress``: the message
+        was sent to the sub-address ``name+subaddress@domain`` of this inbox's
+        ``name@domain`` (any case, for ASCII). ``match``: this callable returns
         true for the message. String filters are applied by the server, so only
         matching messages are downloaded.
 
@@ -222,7 +237,7 @@ class Inbox:
         ``async def`` test use :meth:`wait_for_message_async`.
         """
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match, text)
+        wanted = _Filter(subject, sender, match, text, subaddress)
         found = self._run(wanted, wanted.first, timeout)
         if found is not None:
             return found
@@ -237,6 +252,7 @@ class Inbox:
         sender: Wanted | None = None,
         match: Callable[[Message], bool] | None = None,
         text: Wanted | None = None,
+        subaddress: str | None = None,
         timeout: float = 10.0,
     ) -> Message:
         """Like :meth:`wait_for_message`, awaitable: the event loop runs while it waits.
@@ -245,7 +261,7 @@ class Inbox:
         at once.
         """
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match, text)
+        wanted = _Filter(subject, sender, match, text, subaddress)
         found = await self._run_async(wanted, wanted.first, timeout)
         if found is not None:
             return found
@@ -261,6 +277,7 @@ class Inbox:
         sender: Wanted | None = None,
         match: Callable[[Message], bool] | None = None,
         text: Wanted | None = None,
+        subaddress: str | None = None,
         timeout: float = 10.0,
     ) -> list[Message]:
         """Wait until at least ``count`` messages pass the filters; return those, oldest first.
@@ -271,7 +288,7 @@ class Inbox:
         ``async def`` test use :meth:`wait_for_messages_async`.
         """
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match, text)
+        wanted = _Filter(subject, sender, match, text, subaddress)
         found = self._run(wanted, _at_least(count, wanted), timeout)
         if found is not None:
             return found
@@ -288,11 +305,12 @@ class Inbox:
         sender: Wanted | None = None,
         match: Callable[[Message], bool] | None = None,
         text: Wanted | None = None,
+        subaddress: str | None = None,
         timeout: float = 10.0,
     ) -> list[Message]:
         """Like :meth:`wait_for_messages`, awaitable: the event loop runs while it waits."""
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match, text)
+        wanted = _Filter(subject, sender, match, text, subaddress)
         found = await self._run_async(wanted, _at_least(count, wanted), timeout)
         if found is not None:
             return found
@@ -308,6 +326,7 @@ class Inbox:
         match: Callable[[Message], bool] | None = None,
         *,
         text: Wanted | None = None,
+        subaddress: str | None = None,
         within: float = 1.0,
     ) -> None:
         """Pass when no message passing the filters is in the inbox after ``within`` seconds.
@@ -321,7 +340,7 @@ class Inbox:
         use :meth:`assert_no_message_async`.
         """
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match, text)
+        wanted = _Filter(subject, sender, match, text, subaddress)
         started = time.monotonic()
         found = self._run(wanted, wanted.first, _within(within))
         if found is not None:
@@ -334,11 +353,12 @@ class Inbox:
         match: Callable[[Message], bool] | None = None,
         *,
         text: Wanted | None = None,
+        subaddress: str | None = None,
         within: float = 1.0,
     ) -> None:
         """Like :meth:`assert_no_message`, awaitable: the event loop runs while it waits."""
         __tracebackhide__ = True
-        wanted = _Filter(subject, sender, match, text)
+        wanted = _Filter(subject, sender, match, text, subaddress)
         started = time.monotonic()
         found = await self._run_async(wanted, wanted.first, _within(within))
         if found is not None:
@@ -548,7 +568,16 @@ def _unexpected(
 
 
 def describe(message: Message) -> str:
-    """One line about a message: when it arrived, who sent it, and its subject."""
+    """One line about a message: when it arrived, who sent it, its subject and sub-address."""
     sender = str(message.sender) if message.sender else message.envelope.mail_from or "<>"
     received = message.received_at.strftime("%H:%M:%S.%f")[:-3]
-    return f"{received} from {sender}: {message.subject!r}"
+    via = "" if message.subaddress is None else f" (to sub-address {message.subaddress!r})"
+    return f"{received} from {sender}: {message.subject!r}{via}"
+
+
+def _folded(subaddress: str) -> str:
+    """``subaddress`` as the server keeps one: its ASCII letters lowercased, in NFC."""
+    if subaddress.isascii():
+        return subaddress.lower()
+    lowered = "".join(char.lower() if char.isascii() else char for char in subaddress)
+    return unicodedata.normalize("NFC", lowered)

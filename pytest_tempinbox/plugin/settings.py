@@ -22,6 +22,7 @@ from ..config import (
     EVENT_LOOPS,
     STORE_HELP,
     ServerConfig,
+    domain_name,
     parse_store,
 )
 from ..limits import LIMIT_SETTINGS, format_limit, parse_limit
@@ -206,7 +207,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         port=_port(config, "port"),
         smtp_port=_port(config, "smtp_port"),
         host=_setting(config, "host") or DEFAULT_HOST,
-        domain=(_setting(config, "domain") or DEFAULT_DOMAIN).lower(),
+        domain=_domain(config),
         url=url,
         limits=_limits(config),
         tls=_tls(config, starts_a_server=url is None),
@@ -219,6 +220,14 @@ def resolve_settings(config: pytest.Config) -> Settings:
         artifacts=_artifacts(config, given.get("tempinbox_artifacts")),
         worker=workerinput is not None,
     )
+
+
+def _domain(config: pytest.Config) -> str:
+    """``--tempinbox-domain``: a host name, an IDN as its A-labels (``domain_name``)."""
+    try:
+        return domain_name(_setting(config, "domain") or DEFAULT_DOMAIN)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--tempinbox-domain: {exc}") from None
 
 
 def _artifacts(config: pytest.Config, from_controller: str | None) -> str | None:

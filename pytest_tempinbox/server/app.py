@@ -150,7 +150,9 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
         cursor = stream_cursor(after, request.headers.get("last-event-id"))
         email = request.path_params["email"]
         heartbeat = config.event_heartbeat
-        return EventStreamResponse(EventStream(store, slots, email, cursor, heartbeat))
+        subaddress = request.query_params.get("subaddress")
+        stream = EventStream(store, slots, email, cursor, heartbeat, subaddress=subaddress)
+        return EventStreamResponse(stream)
 
     public = config.public_smtp or (config.host, settings.smtp_port)
 

@@ -27,6 +27,7 @@ from ..limits import MAX_FILTER_LENGTH, MAX_WAIT
 from ..models import format_timestamp, parse_timestamp
 from ..parsing.match import sender_matches, subject_matches, text_matches
 from ..parsing.message import served_attachment
+from .addresses import fold_subaddress
 from .faults import read_fault
 from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO
 from .storage import InboxStore
@@ -59,6 +60,7 @@ __all__ = [
     "problem_reply",
     "raw",
     "refused",
+    "subaddress_filter",
     "wait_parameter",
 ]
 
@@ -160,17 +162,19 @@ def messages_now(
     subject: str | None = None,
     sender: str | None = None,
     text: str | None = None,
+    subaddress: str | None = None,
 ) -> Reply | None:
     """``GET /api/messages/{email}`` at once, from any thread; None if it is for the loop.
 
     That is when it must wait for a message, or when it would parse more than
     ``parse_limit`` raw bytes (None: no limit) in the calling thread.
     ``subject``, ``sender`` (the ``from`` parameter) and ``text`` are the
-    filters of :func:`message_filter`.
+    filters of :func:`message_filter`, ``subaddress`` that of :func:`subaddress_filter`.
     """
     seconds = wait_parameter(wait)
     wanted = message_filter(subject, sender, text) if subject or sender or text else None
-    found = store.messages(email, after=after)
+    by_subaddress = subaddress_filter(subaddress)
+    found = by_subaddress(store.messages(email, after=after))
     if wanted is not None:
         if parse_limit is not None and _unfaceted_bytes(found) > parse_limit:
             return None
@@ -191,17 +195,24 @@ async def messages(
     subject: str | None = None,
     sender: str | None = None,
     text: str | None = None,
+    subaddress: str | None = None,
 ) -> Reply:
     """``GET /api/messages/{email}`` on the server's loop, long-polling up to ``wait`` seconds.
 
-    With filters (see :func:`message_filter`), the answer holds only the
-    messages they keep, and the wait lasts until one of those arrives.
+    With filters (see :func:`message_filter` and :func:`subaddress_filter`),
+    the answer holds only the messages they keep, and the wait lasts until
+    one of those arrives.
     """
     seconds = wait_parameter(wait)
-    if subject or sender or text:
-        wanted = message_filter(subject, sender, text)
+    if subject or sender or text or subaddress:
+        wanted = message_filter(subject, sender, text) if subject or sender or text else None
+        by_subaddress = subaddress_filter(subaddress)
 
         async def select(found: list[StoredMessage]) -> list[StoredMessage]:
+            found = by_subaddress(found)  # before the facets: it needs no parsing
+            if wanted is None:
+                await parse_off_loop(found)
+                return found
             await _facets_off_loop(found)
             return [message for message in found if wanted(message)]
 
@@ -238,6 +249,28 @@ def message_filter(
         )
 
     return wanted
+
+
+def subaddress_filter(
+    subaddress: str | None,
+) -> Callable[[list[StoredMessage]], list[StoredMessage]]:
+    """Keep the messages that came through sub-address ``subaddress`` (``name+subaddress@``).
+
+    Compared as the sub-addresses are kept (:func:`~.addresses.fold_subaddress`:
+    an ASCII one in any case). None or ``""`` is no filter; a value over
+    ``MAX_FILTER_LENGTH`` characters raises :class:`InvalidRequest`. No message
+    is parsed for it.
+    """
+    if not subaddress:
+        return _every
+    if len(subaddress) > MAX_FILTER_LENGTH:
+        raise InvalidRequest(f"subaddress may hold at most {MAX_FILTER_LENGTH} characters")
+    detail = fold_subaddress(subaddress)
+    return lambda found: [message for message in found if message.subaddress == detail]
+
+
+def _every(found: list[StoredMessage]) -> list[StoredMessage]:
+    return found
 
 
 async def message(store: InboxStore, email: str, id: str) -> Reply:

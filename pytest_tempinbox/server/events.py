@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManyStreams
 from ..limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
-from .endpoints import INLINE_PARSE_BYTES, encode_json
+from .endpoints import INLINE_PARSE_BYTES, encode_json, subaddress_filter
 from .storage import InboxStore
 from .stored_message import StoredMessage
 
@@ -42,7 +42,7 @@ STORE_DOWN = b": the store does not answer; trying again\n\n"
 _RETRY = 1.0  # seconds between attempts while the store does not answer
 # A message id: milliseconds then a sequence number, in hex (as the memory store makes them).
 _MESSAGE_ID = re.compile(r"[0-9a-f]{20,40}")
-_SUMMARY_KEYS = ("id", "from", "subject", "received_at")
+_SUMMARY_KEYS = ("id", "from", "subject", "subaddress", "received_at")
 
 
 def stream_cursor(after: str | None, last_event_id: str | None) -> str | None:
@@ -105,7 +105,9 @@ class EventStream:
     too many streams answer with a problem document: it raises as
     :func:`stream_cursor`, :meth:`InboxStore.get` and :meth:`StreamSlots.acquire`.
     ``cursor`` is where to resume (None: only new deliveries); ``heartbeat`` is
-    the seconds of silence after which a comment line is sent.
+    the seconds of silence after which a comment line is sent. With
+    ``subaddress``, only the messages that came through that sub-address are
+    sent (:func:`~.endpoints.subaddress_filter`; a bad one raises as it does).
     """
 
     def __init__(
@@ -115,8 +117,11 @@ class EventStream:
         email: str,
         cursor: str | None,
         heartbeat: float,
+        *,
+        subaddress: str | None = None,
     ) -> None:
         self.store = store
+        self._wanted = subaddress_filter(subaddress)
         self.address = store.get(email).address
         self.cursor = store.cursor(self.address) if cursor is None else cursor
         self.heartbeat = heartbeat
@@ -138,9 +143,10 @@ class EventStream:
                 await asyncio.sleep(min(self.heartbeat, _RETRY))
                 continue
             if found:
+                cursor, found = found[-1].id, self._wanted(found)
                 for message, summary in zip(found, await _summaries(found), strict=True):
                     yield _event("message", summary, message.id)
-                self.cursor = found[-1].id
+                self.cursor = cursor
             elif not self.store.closed:
                 yield HEARTBEAT
 

@@ -50,7 +50,9 @@ _EMAIL = {
     "name": "email",
     "in": "path",
     "required": True,
-    "description": "A generated address (matched case-insensitively).",
+    "description": "An inbox's address (matched case-insensitively; UTF-8 percent-encoded, an "
+    "IDN domain in either form). A sub-address `name+detail@domain` names no inbox (404): "
+    "read `name@domain` with `subaddress=detail`.",
     "schema": {"type": "string", "maxLength": 254},
 }
 _ID = {
@@ -97,8 +99,12 @@ _EVENT = {
         },
     ],
 }
-# RFC 5322 atext, less "/": what a chosen address's local part is made of.
-_ATOM = "[A-Za-z0-9!#$%&'*+=?^_`{|}~-]+"
+# RFC 5322 atext, less "/" and "+", and RFC 6532's UTF-8: a chosen address's local part.
+_ATOM = "(?:[A-Za-z0-9!#$%&'*=?^_`{|}~-]|[^\\x00-\\x7f])+"
+_SUBADDRESS_FILTER_TEXT = (
+    "Only messages that came through this sub-address: sent to `name+subaddress@domain` "
+    "(RFC 5233), which the inbox `name@domain` receives; compared in any case (ASCII)."
+)
 
 
 def _filter(name: str, description: str) -> dict[str, Any]:
@@ -192,6 +198,7 @@ _SCHEMAS: dict[str, Any] = {
         "required": [
             "id",
             "inbox",
+            "subaddress",
             "envelope",
             "message_id",
             "from",
@@ -216,6 +223,12 @@ _SCHEMAS: dict[str, Any] = {
         "properties": {
             "id": {"type": "string", "description": "Unique, URL-safe, sorts by arrival."},
             "inbox": {"type": "string", "description": "The address this copy was routed to."},
+            "subaddress": {
+                "type": ["string", "null"],
+                "description": "The `detail` of the recipient `name+detail@domain` this copy "
+                "came through (the first such recipient of the inbox's, in RCPT order); null "
+                "when it came to the inbox's address itself.",
+            },
             "envelope": {
                 "type": "object",
                 "required": ["mail_from", "rcpt_to"],
@@ -405,11 +418,12 @@ _SCHEMAS: dict[str, Any] = {
     "MessageSummary": {
         "type": "object",
         "description": "The data of a `message` event of `GET /api/events/{email}`.",
-        "required": ["id", "from", "subject", "received_at"],
+        "required": ["id", "from", "subject", "subaddress", "received_at"],
         "properties": {
             "id": {"type": "string"},
             "from": {"oneOf": [_ref("Address"), {"type": "null"}]},
             "subject": {"type": "string"},
+            "subaddress": _NULLABLE_STRING,
             "received_at": _TIMESTAMP,
         },
     },
@@ -439,8 +453,11 @@ _PATHS: dict[str, Any] = {
                             "properties": {
                                 "prefix": {
                                     "type": "string",
-                                    "pattern": "^(?!.*\\.\\.)[a-z0-9_-][a-z0-9._-]{0,31}$",
-                                    "description": "Starts the local part; no '..'.",
+                                    "pattern": "^(?!.*\\.\\.)(?:[a-z0-9_-]|[^\\x00-\\x7f])"
+                                    "(?:[a-z0-9._-]|[^\\x00-\\x7f]){0,31}$",
+                                    "description": "Starts the local part; no '..', no '+'. "
+                                    "Letters and digits beyond ASCII make an address that "
+                                    "needs SMTPUTF8.",
                                 },
                                 "domain": {
                                     "type": "string",
@@ -459,7 +476,8 @@ _PATHS: dict[str, Any] = {
                                     "pattern": f"^{_ATOM}(\\.{_ATOM})*@[^@\\s]+$",
                                     "description": "Create exactly this inbox (lowercased) "
                                     "instead of a brand new address: a local part of at most "
-                                    "64 dot-atom characters (no quoted local part, no '/'), "
+                                    "64 octets of dot-atom characters or UTF-8 (no quoted local "
+                                    "part, no '/', no '+': that makes a sub-address), "
                                     "at one of the server's domains. Not with `prefix` or "
                                     "`domain`.",
                                 },
@@ -514,6 +532,7 @@ _PATHS: dict[str, Any] = {
                     "dropped, entities decoded), contains this text, case-sensitively, every "
                     "run of white space on either side read as one space.",
                 ),
+                _filter("subaddress", _SUBADDRESS_FILTER_TEXT),
             ],
             "responses": {
                 "200": _json("The messages.", {"type": "array", "items": _ref("Message")}),
@@ -783,6 +802,13 @@ _PATHS: dict[str, Any] = {
                     "required": False,
                     "description": "As `after`, and first: what a reconnecting EventSource sends.",
                     "schema": _MESSAGE_ID,
+                },
+                {
+                    "name": "subaddress",
+                    "in": "query",
+                    "required": False,
+                    "description": f"{_SUBADDRESS_FILTER_TEXT} An empty value is no filter.",
+                    "schema": {"type": "string", "maxLength": MAX_FILTER_LENGTH},
                 },
             ],
             "responses": {

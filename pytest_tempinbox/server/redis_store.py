@@ -102,11 +102,13 @@ from .addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
     chosen_address,
-    fold_address,
     generated_local_part,
     normalize_address,
+    not_found,
     random_token,
+    recipient_inbox,
     served_domain,
+    served_domains,
 )
 from .redis_connection import RedisConnection, Script
 from .redis_notices import Listener, LiveInboxes, Waiters
@@ -117,7 +119,6 @@ from .stored_message import NO_KEYS, StoredMessage
 
 __all__ = ["RedisStore"]
 
-_NOT_FOUND = "no inbox at {!r}: never generated, deleted or expired"
 # A wait's inbox is watched this much longer than the wait may last: deliveries
 # are announced (a notice to every process) only to inboxes some process watches.
 _WATCH_MARGIN_MS = 1000
@@ -141,7 +142,7 @@ class RedisStore:
         inbox_ttl: float | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
     ) -> None:
-        self.domains: tuple[str, ...] = tuple(dict.fromkeys(d.lower() for d in domains))
+        self.domains: tuple[str, ...] = served_domains(domains)
         self.dkim_keys = dkim_keys
         """The public keys the messages' DKIM signatures are verified with."""
         if not self.domains:
@@ -270,9 +271,9 @@ class RedisStore:
         :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is down:
         there is no telling then.
         """
-        folded = fold_address(address)
-        if not folded.isascii():
-            return False  # every inbox's address is ASCII
+        folded = recipient_inbox(address)[0]
+        if not _sendable(folded):
+            return False  # no inbox's address holds bytes that are not UTF-8
         key = scripts.inbox_key(folded, "inbox")
         if self._listener.listening:
             if self._live.vouches(folded):
@@ -323,8 +324,8 @@ class RedisStore:
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
         header = json.dumps([mail_from, list(rcpt_to), received_at.isoformat()])
-        folded = (fold_address(rcpt) for rcpt in rcpt_to)
-        addresses = list(dict.fromkeys(address for address in folded if address.isascii()))
+        folded = (recipient_inbox(rcpt)[0] for rcpt in rcpt_to)
+        addresses = list(dict.fromkeys(address for address in folded if _sendable(address)))
         if not addresses:
             return []
         args: list[bytes | str | int] = [
@@ -389,7 +390,7 @@ class RedisStore:
             args.append(math.ceil(max(watch, 0.0) * 1000) + _WATCH_MARGIN_MS)
         reply: list[Any] = unavailable(lambda: self._read(args=args))
         if reply[0] == 0:
-            raise InboxNotFound(_NOT_FOUND.format(given[:80]))
+            raise InboxNotFound(not_found(given))
         if reply[0] == 1:
             raise InvalidRequest(f"after={cursor[:80]!r} is not the id of a message in this inbox")
         return reply
@@ -552,7 +553,7 @@ class RedisStore:
         self._live.forget(folded)
         purged: int = unavailable(lambda: self._delete(args=[folded]))
         if purged < 0:
-            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+            raise InboxNotFound(not_found(address))
         self._waiters.wake(folded)
         return purged
 
@@ -585,7 +586,7 @@ class RedisStore:
             lambda: self._add_fault(args=[folded, entry, MAX_FAULTS_PER_INBOX])
         )
         if added == -1:
-            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+            raise InboxNotFound(not_found(address))
         if added == -2:
             raise TooManyFaults(
                 f"the inbox already holds {MAX_FAULTS_PER_INBOX} pending faults, the most allowed"
@@ -597,7 +598,7 @@ class RedisStore:
         folded = _live_form(address)
         entries: list[bytes] | None = unavailable(lambda: self._pending_faults(args=[folded]))
         if entries is None:
-            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+            raise InboxNotFound(not_found(address))
         return [read_fault(entry) for entry in entries]
 
     def clear_faults(self, address: str) -> int:
@@ -605,7 +606,7 @@ class RedisStore:
         folded = _live_form(address)
         cleared: int = unavailable(lambda: self._clear_faults(args=[folded]))
         if cleared < 0:
-            raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+            raise InboxNotFound(not_found(address))
         return cleared
 
     async def take_fault(self, address: str, stage: Stage) -> Fault | None:
@@ -613,8 +614,8 @@ class RedisStore:
 
         Raises :class:`~pytest_tempinbox.errors.StoreUnavailable` when Redis is down.
         """
-        folded = fold_address(address)
-        if not folded.isascii():
+        folded = recipient_inbox(address)[0]
+        if not _sendable(folded):
             return None
         connection = self._pipelined()
         if connection is not None:
@@ -653,15 +654,26 @@ def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
 
 
 def _live_form(address: str) -> str:
-    """``address`` lowercased, checked as an address; :class:`InboxNotFound` if not ASCII.
+    """``address`` folded, checked as an address; :class:`InboxNotFound` if not UTF-8.
 
-    Every inbox's address is ASCII (generated, or chosen without non-ASCII), and
-    redis-py could not send the surrogates an SMTP client's bytes may leave.
+    Every inbox's address is UTF-8, and redis-py could not send the
+    surrogates an SMTP client's bytes may leave.
     """
     folded = normalize_address(address)
-    if not folded.isascii():
-        raise InboxNotFound(_NOT_FOUND.format(address[:80]))
+    if not _sendable(folded):
+        raise InboxNotFound(not_found(address))
     return folded
+
+
+def _sendable(address: str) -> bool:
+    """Tell whether ``address`` encodes as UTF-8 (it holds no surrogates) for Redis."""
+    if address.isascii():
+        return True
+    try:
+        address.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _satisfies_the_protocol(store: RedisStore) -> InboxStore:

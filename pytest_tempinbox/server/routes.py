@@ -132,6 +132,7 @@ async def _messages(
         subject=query.get("subject"),
         sender=query.get("from"),
         text=query.get("text"),
+        subaddress=query.get("subaddress"),
     )
 
 
@@ -152,6 +153,7 @@ def _messages_now(
         subject=query.get("subject"),
         sender=query.get("from"),
         text=query.get("text"),
+        subaddress=query.get("subaddress"),
     )
 
 

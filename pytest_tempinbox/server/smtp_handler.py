@@ -20,6 +20,7 @@ from ..errors import StoreUnavailable
 from ..limits import DEFAULT_MAX_RECIPIENTS
 from ..models import Fault, Stage
 from ._hook_names import dispatch_names, keep_signature
+from .addresses import recipient_inbox
 from .counters import (
     INJECTED_FAULT,
     INVALID_ADDRESS,
@@ -114,7 +115,10 @@ class InboxHandler:
         address: str,
         rcpt_options: list[str],
     ) -> str:
-        """Accept a live generated address (any case); refuse everything else with 550."""
+        """Accept a live inbox's address (any case), or a sub-address of it; refuse others with 550.
+
+        ``name+detail@domain`` is the inbox ``name@domain``'s (RFC 5233).
+        """
         refused = self.counters.refused
         refusal = _path_refusal(address, envelope)
         if refusal:
@@ -193,13 +197,14 @@ class InboxHandler:
     async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.
 
-        A transaction takes at most one fault per address: a delayed RCPT does
-        not also take the next fault at DATA, nor a repeated RCPT another one.
+        A transaction takes at most one fault per inbox: a delayed RCPT does
+        not also take the next fault at DATA, nor a repeated RCPT (or one to
+        another sub-address of the inbox) another one.
         """
         if not self.store.faults_added:  # the usual case: no test ever asked for one
             return None
         taken: set[str] = getattr(envelope, "faulted", set())
-        key = address.lower()
+        key = recipient_inbox(address)[0]
         if key in taken:
             return None
         fault = await self.store.take_fault(address, stage)
@@ -246,6 +251,9 @@ def _path_refusal(address: str, envelope: Envelope) -> str | None:
     if not envelope.smtp_utf8 and not address.isascii():
         # RFC 6531 3.7.4.1, and what Postfix answers: unicode needs MAIL ... SMTPUTF8.
         return "553 5.6.7 Must declare SMTPUTF8 to send unicode address"
+    if not address.isascii() and not _is_utf8(address):
+        # Bytes that are no UTF-8 (kept as surrogates): no JSON could carry them.
+        return "553 5.1.3 Malformed address: it is not valid UTF-8"
     # RFC 5321 4.5.3.1: local part 64 octets, domain 255, path (with <>) 256.
     encoded = address.encode("utf-8", "surrogateescape")
     local, at, domain = encoded.rpartition(b"@")
@@ -257,3 +265,12 @@ def _path_refusal(address: str, envelope: Envelope) -> str | None:
             f" path {MAX_PATH} octets at most"
         )
     return None
+
+
+def _is_utf8(text: str) -> bool:
+    """Tell whether ``text`` holds no surrogates: the bytes it was read from were UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -41,7 +41,7 @@ class StoredInbox(Protocol):
 
     @property
     def address(self) -> str:
-        """The inbox's address, lowercased (ASCII only): the key it is found by."""
+        """The inbox's address, folded (:func:`~.addresses.fold_address`): its key."""
         ...
 
     @property
@@ -81,7 +81,9 @@ class InboxStore(Protocol):
     """The inboxes of one server and the messages routed to them.
 
     Addresses are compared as :func:`~.addresses.fold_address` folds them (ASCII
-    lowercased); a method that is given one checks it with
+    letters lowercased, an IDN domain as A-labels), and mail to a sub-address
+    ``name+detail@domain`` is the inbox ``name@domain``'s
+    (:func:`~.addresses.recipient_inbox`); a method that is given one checks it with
     :func:`~.addresses.normalize_address` (:class:`~pytest_tempinbox.errors.InvalidAddress`)
     unless it says otherwise. "Live" means created and neither deleted nor
     expired: an expired inbox is gone exactly as if deleted, whether or not
@@ -161,7 +163,7 @@ class InboxStore(Protocol):
         ...
 
     async def accepts(self, address: str) -> bool:
-        """Tell whether mail to ``address`` (any case) has a live inbox.
+        """Tell whether mail to ``address`` (any case, or a sub-address of it) has a live inbox.
 
         Called for each ``RCPT TO``: it must be cheap and must not check the
         address's form. It raises nothing but
@@ -175,9 +177,10 @@ class InboxStore(Protocol):
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
 
-        Recipients without a live inbox, and repeats of one (any case), get
-        nothing; no recipient raises. Returns the copies, in the order of
-        ``rcpt_to``, all with one ``received_at``; empty when nobody was there.
+        Recipients without a live inbox, and repeats of one (any case, or
+        another of its sub-addresses), get nothing; no recipient raises.
+        Returns the copies, in the order of ``rcpt_to``, all with one
+        ``received_at``; empty when nobody was there.
         Each copy gets an id that sorts, as a string, after every id the store
         gave before (also across inboxes, and if the wall clock steps back).
         Then the caps hold again: an inbox over ``max_messages_per_inbox``

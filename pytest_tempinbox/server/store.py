@@ -28,11 +28,13 @@ from .addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
     chosen_address,
-    fold_address,
     generated_local_part,
     normalize_address,
+    not_found,
     random_token,
+    recipient_inbox,
     served_domain,
+    served_domains,
 )
 from .inbox_record import InboxRecord
 from .refusals import RefusalLog
@@ -66,7 +68,7 @@ class Store:
         inbox_ttl: float | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
     ) -> None:
-        self.domains: tuple[str, ...] = tuple(dict.fromkeys(d.lower() for d in domains))
+        self.domains: tuple[str, ...] = served_domains(domains)
         if not self.domains:
             raise ValueError("a store needs at least one domain")
         self.max_messages_per_inbox = max_messages_per_inbox
@@ -165,14 +167,12 @@ class Store:
         """
         inbox = self._live(normalize_address(address))
         if inbox is None:
-            raise InboxNotFound(
-                f"no inbox at {address[:80]!r}: never generated, deleted or expired"
-            )
+            raise InboxNotFound(not_found(address))
         return inbox
 
     async def accepts(self, address: str) -> bool:
-        """Tell whether mail to ``address`` (any case) has a live inbox to go to."""
-        return self._live(fold_address(address)) is not None
+        """Tell whether mail to ``address`` (any case, or a sub-address of it) has a live inbox."""
+        return self._live(recipient_inbox(address)[0]) is not None
 
     def _live(self, address: str) -> InboxRecord | None:
         with self._lock:
@@ -204,7 +204,7 @@ class Store:
         received_at = datetime.now(timezone.utc)
         stored = []
         with self._lock:
-            for address in dict.fromkeys(fold_address(rcpt) for rcpt in rcpt_to):
+            for address in dict.fromkeys(recipient_inbox(rcpt)[0] for rcpt in rcpt_to):
                 inbox = self._live(address)
                 if inbox is None:
                     continue
@@ -415,7 +415,7 @@ class Store:
         fault for the other stage (see :meth:`FaultQueue.take`).
         """
         with self._lock:
-            inbox = self._live(fold_address(address))
+            inbox = self._live(recipient_inbox(address)[0])
             return None if inbox is None else inbox.faults.take(stage)
 
     async def start(self) -> None:

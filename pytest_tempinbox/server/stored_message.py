@@ -17,6 +17,7 @@ from types import MappingProxyType
 from ..models import Envelope, Message
 from ..parsing.match import searchable_text
 from ..parsing.message import parse_message
+from .addresses import subaddress_of
 
 __all__ = ["NO_KEYS", "Facets", "StoredMessage"]
 
@@ -46,6 +47,7 @@ class StoredMessage:
     __slots__ = (
         "_facets",
         "_json",
+        "_subaddress",
         "dkim_keys",
         "envelope",
         "id",
@@ -71,6 +73,21 @@ class StoredMessage:
         self.dkim_keys = dkim_keys
         self._json: bytes | None = None
         self._facets: Facets | None = None
+        self._subaddress: str | bool | None = False  # False: not worked out yet
+
+    @property
+    def subaddress(self) -> str | None:
+        """The sub-address the copy came through (``detail`` of ``name+detail@``), or None.
+
+        Worked out from the envelope's recipients (:func:`~.addresses.subaddress_of`),
+        so that every store records it alike without keeping it: the first
+        recipient of the inbox's in RCPT order is the one.
+        """
+        found = self._subaddress
+        if found is False:
+            found = self._subaddress = subaddress_of(self.inbox, self.envelope.rcpt_to)
+        assert found is not True
+        return found
 
     def message(self) -> Message:
         """Parse the raw bytes into the full message object that the API serves.
@@ -88,6 +105,7 @@ class StoredMessage:
         return Message(
             id=self.id,
             inbox=self.inbox,
+            subaddress=self.subaddress,
             envelope=self.envelope,
             message_id=parsed.message_id,
             sender=parsed.sender,

@@ -177,6 +177,7 @@ def test_a_message_built_from_json_without_a_client_cannot_download() -> None:
     data: dict[str, Any] = {
         "id": "1",
         "inbox": "a@b.test",
+        "subaddress": None,
         "envelope": {"mail_from": "", "rcpt_to": ["a@b.test"]},
         "message_id": None,
         "from": None,

@@ -146,7 +146,8 @@ def test_an_address_at_a_foreign_domain_is_refused(api: str, http: requests.Sess
         "a(comment)@tempinbox.test",
         "a,b@tempinbox.test",
         "a\\b@tempinbox.test",
-        "jürgen@tempinbox.test",
+        "j\u200brgen@tempinbox.test",
+        "ü" * 33 + "@tempinbox.test",
         "x" * 65 + "@tempinbox.test",
         "a@b@tempinbox.test",
         "a@tempinbox.test\n",
@@ -167,7 +168,7 @@ def test_address_must_be_a_string(api: str, http: requests.Session, value: objec
 def test_a_64_character_local_part_with_every_allowed_symbol_is_taken(
     server: InboxServer, api: str, http: requests.Session
 ) -> None:
-    local = ("o'brien+tag!#$%&*=?^_`{|}~-." + uuid.uuid4().hex).ljust(64, "z")
+    local = ("o'brien!#$%&*=?^_`{|}~-." + uuid.uuid4().hex).ljust(64, "z")
     address = f"{local}@tempinbox.test"
 
     response = post(http, api, {"address": address})

@@ -106,6 +106,7 @@ def test_a_delivery_is_a_message_event_with_the_summary(
         "id": id,
         "from": {"name": "Ann Example", "email": "ann@example.com"},
         "subject": "Your code",
+        "subaddress": None,
         "received_at": message["received_at"],
     }
     assert message["from"] == summary["from"]

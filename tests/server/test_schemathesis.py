@@ -206,7 +206,9 @@ def test_every_read_after_delete_answers_404(
     assume(created.status_code == 201)  # not so for a prefix holding "..", which is valid too
     email = created.json()["email"]
     ids = [_deliver(http, fuzzed_server, email) for _ in range(data.draw(st.integers(0, 2)))]
-    spelling = data.draw(st.sampled_from([email, email.upper()]), label="spelling")
+    # Letter case is ignored in ASCII only: Unicode's would fold look-alikes together.
+    shouted = "".join(char.upper() if char.isascii() else char for char in email)
+    spelling = data.draw(st.sampled_from([email, shouted]), label="spelling")
 
     deleted = _call(api_schema, DELETE, "DELETE", email=spelling)
     assert deleted.status_code == 200

@@ -630,3 +630,44 @@ def test_a_client_that_pipelines_while_redis_is_frozen_is_held_then_answered(
             assert [m.message().subject for m in server.store.messages(address)] == ["held"]
     finally:
         redis_server.stop()
+
+
+def test_both_lanes_route_a_sub_address_to_its_inbox_alike(pair: Pair) -> None:
+    transcripts, details = [], []
+    for lane in (True, False):
+        address = pair.live()
+        name, _, domain = address.rpartition("@")
+        sent = (
+            (
+                f"EHLO c.test\r\nMAIL FROM:<app@example.test>\r\nRCPT TO:<{name}+Tag@{domain}>\r\n"
+                f"RCPT TO:<nobody+tag@{domain}>\r\nDATA\r\n"
+            ).encode()
+            + plain_message(address)
+            + b".\r\nQUIT\r\n"
+        )
+        transcripts.append(converse(pair.ports[lane], [sent]))
+        details.append([message.subaddress for message in pair.store.messages(address)])
+
+    assert transcripts[0] == transcripts[1]
+    assert b"250 2.1.5 OK" in transcripts[0]
+    assert b"550 5.1.1" in transcripts[0]
+    assert details == [["tag"], ["tag"]]
+
+
+def test_both_lanes_deliver_to_a_non_ascii_address_declared_smtputf8(pair: Pair) -> None:
+    transcripts = []
+    for lane in (True, False):
+        address = pair.store.generate(address=f"jü.{lane}.{time.monotonic_ns()}@lane.test").address
+        sent = (
+            (
+                f"EHLO c.test\r\nMAIL FROM:<app@example.test> SMTPUTF8\r\nRCPT TO:<{address}>\r\n"
+                f"DATA\r\n"
+            ).encode()
+            + plain_message(address)
+            + b".\r\nQUIT\r\n"
+        )
+        transcripts.append(converse(pair.ports[lane], [sent]))
+        assert len(pair.store.messages(address)) == 1
+
+    assert transcripts[0] == transcripts[1]
+    assert b"250 2.0.0 OK: queued as ID" in transcripts[0]
