@@ -216,9 +216,9 @@ class Inbox:
         Waits up to ``timeout`` seconds with the server's long-poll (no
         sleeping); then raises :class:`~pytest_tempinbox.errors.WaitTimeout`,
         whose message lists what the inbox did receive, and what the server
-        and the process can tell of where the mail went: recipients refused
-        like this address, Django's locmem outbox, the SMTP host and port, a
-        running event loop this call blocked. It blocks: in an
+        and the process can tell of where the mail went: mail the server
+        refused while the test ran (to any address), Django's locmem outbox,
+        the SMTP host and port, a running event loop this call blocked. It blocks: in an
         ``async def`` test use :meth:`wait_for_message_async`.
         """
         __tracebackhide__ = True

@@ -125,6 +125,7 @@ def _mail_report(inboxes: list[Inbox]) -> str:
     from ..errors import TempInboxError
 
     lines = []
+    refused = False
     for inbox in inboxes:
         try:
             received = inbox.messages()
@@ -133,9 +134,11 @@ def _mail_report(inboxes: list[Inbox]) -> str:
             continue
         lines.append(f"{inbox.address}: {len(received)} message(s)")
         lines += [f"  - {describe(message)}" for message in received]
-        # Why mail may be missing: refused for an address like this one, kept by Django.
-        lines += [f"  {note}" for note in about(inbox)]
-    location = location_of(inboxes[0].client) if inboxes else None
+        # Why mail may be missing: refused while the test ran, kept by Django.
+        notes, refused_here = about(inbox)
+        lines += [f"  {note}" for note in notes]
+        refused = refused or refused_here
+    location = location_of(inboxes[0].client, refused=refused) if inboxes else None
     if location is not None:
         lines.append(location)
     return "\n".join(lines)
