@@ -178,7 +178,7 @@ def test_a_zero_in_the_ini_file_is_a_value(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --tempinbox-max-recipients: '0' must be above 0"])
+    result.stderr.fnmatch_lines(["ERROR: tempinbox_max_recipients in tox.ini: '0' must be above 0"])
 
 
 def test_a_word_for_a_number_in_the_ini_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -186,8 +186,97 @@ def test_a_word_for_a_number_in_the_ini_file_is_a_usage_error(pytester: pytest.P
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: tempinbox_max_recipients*'lots'*"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: tempinbox_max_recipients in tox.ini: 'lots' is not a whole number"]
+    )
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        ("tempinbox_port = 8025x", "tempinbox_port in tox.ini: '8025x' is not a port number"),
+        ("tempinbox_ui = maybe", "tempinbox_ui in tox.ini: 'maybe' is not true or false"),
+        ("tempinbox_keep = later", "tempinbox_keep in tox.ini: 'later' is not true or false"),
+        ("tempinbox_tls = sometimes", "tempinbox_tls in tox.ini: 'sometimes' is not a TLS mode"),
+        ("tempinbox_loop = fast", "tempinbox_loop in tox.ini: 'fast' is not an event loop"),
+        ("tempinbox_store = disk", "tempinbox_store in tox.ini: *"),
+        ("tempinbox_ttl = -1", "tempinbox_ttl in tox.ini: '-1' must be 0 or above *"),
+        ("tempinbox_idle_timeout = 1s", "tempinbox_idle_timeout in tox.ini: '1s' is not a*"),
+    ],
+)
+def test_a_bad_ini_value_is_a_usage_error_naming_its_key_and_file(
+    pytester: pytest.Pytester, ini: str, message: str
+) -> None:
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}*"])
+    output = result.stderr.str()
+    assert "--tempinbox" not in output
+    assert "invalid literal" not in output
+    assert "invalid truth value" not in output
+
+
+def test_a_value_given_with_o_is_named_as_such(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("-o", "tempinbox_port=8025x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: -o tempinbox_port: '8025x' is not a port number (0-65535)"]
+    )
+
+
+def test_a_truth_value_of_the_ini_file_turns_a_switch_on(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_ui = yes\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tempinbox viewer: http://127.0.0.1:*/"])
+
+
+def test_tls_without_trustme_names_the_ini_key_that_asked_for_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trustme", None)  # as if the tls extra were missing
+    pytester.makeini("[pytest]\ntempinbox_tls = starttls\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0].startswith(
+        "ERROR: tempinbox_tls = starttls in tox.ini: TLS needs the trustme package"
+    )
+
+
+def test_a_url_without_a_scheme_asks_for_http(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-url", "127.0.0.1:8025/api")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --tempinbox-url: could not connect to 127.0.0.1:8025/api: not an http:// URL;"
+            " add http:// (http://127.0.0.1:8025/api)"
+        ]
+    )
+    assert "unknown url type" not in result.stderr.str()
+
+
+def test_an_unreachable_url_of_the_environment_says_so_and_names_the_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()  # nothing listens there
+    monkeypatch.setenv("TEMPINBOX_URL", f"http://127.0.0.1:{port}/api")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: $TEMPINBOX_URL: could not connect to http://127.0.0.1:{port}/api:"
+            " connection refused; is the server running?"
+        ]
+    )
+    assert "is not a pytest-tempinbox server" not in result.stderr.str()
 
 
 def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pytester) -> None:
@@ -209,7 +298,7 @@ def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pyt
         (["--tempinbox-smtp-port", "70000"], "*--tempinbox-smtp-port: '70000' is not a port*"),
         (
             ["--tempinbox-url", "http://127.0.0.1:9/api"],
-            "*--tempinbox-url: http://127.0.0.1:9/api*",
+            "*--tempinbox-url: could not connect to http://127.0.0.1:9/api: connection refused*",
         ),
         (["--tempinbox-tls", "sometimes"], "*--tempinbox-tls: 'sometimes' is not a TLS mode*"),
         (
@@ -254,7 +343,7 @@ def test_a_url_without_api_asks_whether_api_was_meant(pytester: pytest.Pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            f"ERROR: --tempinbox-url: {root} is not a pytest-tempinbox server: *404*"
+            f"ERROR: --tempinbox-url: {root} answered, but is not a pytest-tempinbox server: *404*"
             f"; did you mean {root}/api?"
         ]
     )
