@@ -20,7 +20,7 @@ from .._net import is_loopback_url
 from ..errors import PROBLEMS, ServerUnavailable, TempInboxError
 from ..models import Fault, Message, Refusal, format_timestamp, parse_timestamp
 from ..transport import Answer, Transport
-from .inbox import Inbox, describe
+from .inbox import Inbox, describe, seconds
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -407,7 +407,7 @@ class TempInboxClient:
             if value:  # "" filters nothing, as on the server
                 params[name] = value
         timeout = None
-        if wait:
+        if wait is not None and seconds("wait", wait):
             params["wait"] = f"{wait:.3f}"
             timeout = wait + _NETWORK_MARGIN
 
