@@ -430,23 +430,63 @@ def test_the_ui_option_starts_the_server_at_once_and_prints_the_viewer_url(
     result.stdout.fnmatch_lines([f"tempinbox viewer: http://127.0.0.1:{port}/"])
 
 
-def test_the_ui_option_links_each_new_inbox_to_the_viewer(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        def test_one(tempinbox, tempinbox_factory):
-            tempinbox_factory(prefix="extra")
-        """
-    )
-    pytester.runpytest().stdout.no_fnmatch_line("*tempinbox viewer*")
-    result = pytester.runpytest("--tempinbox-ui")
-    result.assert_outcomes(passed=1)
+UI_TESTS = """
+def test_one(tempinbox, tempinbox_factory):
+    tempinbox_factory(prefix="extra")
+
+def test_two(tempinbox):
+    pass
+
+def test_three():
+    pass
+"""
+
+
+def test_the_ui_option_links_each_new_inbox_to_the_viewer_under_verbose(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(UI_TESTS)
+    pytester.runpytest("-v").stdout.no_fnmatch_line("*tempinbox viewer*")
+    result = pytester.runpytest("--tempinbox-ui", "-v", "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(
         [
             "tempinbox viewer: http://127.0.0.1:*/",
+            "*::test_one ",
             "tempinbox viewer: http://127.0.0.1:*/?inbox=*@tempinbox.test (*::test_one)",
             "tempinbox viewer: http://127.0.0.1:*/?inbox=extra-*@tempinbox.test (*::test_one)",
+            "*::test_one PASSED*",
         ]
     )
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]], ids=["default", "quiet"])
+def test_the_ui_lines_stay_out_of_the_progress_dots(
+    pytester: pytest.Pytester, quiet: list[str]
+) -> None:
+    pytester.makepyfile(UI_TESTS)
+    result = pytester.runpytest("--tempinbox-ui", "-p", "no:randomly", *quiet)
+    result.assert_outcomes(passed=3)
+    lines = result.stdout.lines
+    progress = [line for line in lines if line.rstrip().endswith("[100%]")]
+    assert len(progress) == 1
+    assert progress[0].split()[-2].endswith("...")  # the three dots on one line
+    viewer = [number for number, line in enumerate(lines) if "tempinbox viewer" in line]
+    assert len(viewer) == 2
+    assert viewer[0] < lines.index(progress[0]) < viewer[1]
+    assert lines[viewer[0]].startswith("tempinbox viewer: http://127.0.0.1:")
+    assert lines[viewer[1]].endswith(
+        "/ (3 inbox(es) made; pytest -v prints a link to each as its test runs)"
+    )
+
+
+def test_the_ui_line_is_among_the_header_lines(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-ui")
+    result.stdout.fnmatch_lines(
+        ["*test session starts*", "platform *", "tempinbox viewer: http://*/", "collected 1 item"]
+    )
+    assert result.stdout.str().count("tempinbox viewer") == 1
 
 
 def test_the_ui_comes_from_the_ini_file_and_shows_under_quiet(pytester: pytest.Pytester) -> None:
@@ -456,6 +496,7 @@ def test_the_ui_comes_from_the_ini_file_and_shows_under_quiet(pytester: pytest.P
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tempinbox viewer: http://127.0.0.1:*/"])
+    assert result.stdout.lines[0].startswith("tempinbox viewer: ")
 
 
 def test_the_ui_of_a_remote_server_is_its_own_viewer(
