@@ -57,13 +57,16 @@ def explain(inbox: Inbox, *, blocking: str | None = None) -> list[str]:
     return lines + notes if location is None else [*lines, *notes, location]
 
 
-def about(inbox: Inbox) -> tuple[list[str], bool]:
+def about(inbox: Inbox, *, refusals: bool = True) -> tuple[list[str], bool]:
     """What Django kept for ``inbox``, and the mail the server refused while its test ran.
 
     Also tells whether the server refused any mail in that time: then the mail
-    did reach the server, and its host and port are not to blame.
+    did reach the server, and its host and port are not to blame. Without
+    ``refusals``, only what Django kept (a report lists them once per test).
     """
     lines = _local_lines(inbox)
+    if not refusals:
+        return lines, False
     with contextlib.suppress(*_UNREADABLE):
         similar, recent = _refused(inbox)
         client = inbox.client

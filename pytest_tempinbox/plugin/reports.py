@@ -164,11 +164,12 @@ def _mail_report(inboxes: list[Inbox]) -> str:
             received = inbox.messages()
         except TempInboxError as exc:
             lines.append(f"{inbox.address}: could not be read ({exc})")
-            continue
-        lines.append(f"{inbox.address}: {len(received)} message(s)")
-        lines += [f"  - {describe(message)}" for message in received]
-        # Why mail may be missing: refused while the test ran, kept by Django.
-        notes, refused_here = about(inbox)
+        else:
+            lines.append(f"{inbox.address}: {len(received)} message(s)")
+            lines += [f"  - {describe(message)}" for message in received]
+        # Why mail may be missing: refused while the test ran, kept by Django. The
+        # refusals since the first inbox was made cover the later ones': listed once.
+        notes, refused_here = about(inbox, refusals=inbox is inboxes[0])
         lines += [f"  {note}" for note in notes]
         refused = refused or refused_here
     location = location_of(inboxes[0].client, refused=refused) if inboxes else None

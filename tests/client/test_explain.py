@@ -602,3 +602,42 @@ def test_under_xdist_refusals_are_said_to_be_maybe_another_worker_s(
             " check that the application sends there (EMAIL_HOST, EMAIL_PORT).",
         ]
     )
+
+
+def test_the_report_names_mail_sent_to_an_inbox_the_test_deleted_once(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import contextlib
+        import smtplib
+
+
+        def test_welcome(tempinbox, tempinbox_factory, tempinbox_server):
+            gone = tempinbox_factory(prefix="gone")
+            gone.delete()
+            host, port = tempinbox_server.smtp_host, tempinbox_server.smtp_port
+            with contextlib.suppress(smtplib.SMTPException):
+                with smtplib.SMTP(host, port) as smtp:
+                    smtp.sendmail("app@example.com", [gone.address], b"Subject: Welcome")
+            tempinbox.wait_for_message(subject="Welcome", timeout=0.2)
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    deleted = (
+        "  - 'gone-*@tempinbox.test' at * not a live generated address (its inbox was deleted at *)"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            f"E       {deleted}",
+            "*- tempinbox -*",
+            "*@tempinbox.test: 0 message(s)",
+            "  the server refused mail while this test ran*",
+            f"  {deleted}",
+            "gone-*@tempinbox.test: could not be read (no inbox at *)",
+            "the server takes SMTP at 127.0.0.1:*.",
+        ]
+    )
+    report = result.stdout.str().split("- tempinbox -")[1]
+    assert report.count("its inbox was deleted at") == 1
