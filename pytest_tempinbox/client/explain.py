@@ -148,9 +148,8 @@ def refusal_lines(
     shown: list[Refusal] = []
     seen = set()
     for refusal in [*similar, *recent]:
-        key = (refusal.at, refusal.address.lower(), refusal.client_ip)
-        if key not in seen:
-            seen.add(key)
+        if _key(refusal) not in seen:
+            seen.add(_key(refusal))
             shown.append(refusal)
     if not shown:
         return []
@@ -170,18 +169,22 @@ def refusal_lines(
             " this server (pytest-xdist workers, other runs), so some of it may be theirs:"
         )
     lines = [header]
-    alike = {(r.at, r.address.lower(), r.client_ip) for r in similar}
+    alike = {_key(refusal) for refusal in similar}
     for refusal in shown[:MAX_REFUSALS_SHOWN]:
         client = refusal.client_ip or "an unknown client"
         if refusal.helo:
             client += f" (EHLO {refusal.helo})"
-        key = (refusal.at, refusal.address.lower(), refusal.client_ip)
-        why = _reason(refusal, key in alike, deleted(refusal.address), domains or [])
+        why = _reason(refusal, _key(refusal) in alike, deleted(refusal.address), domains or [])
         lines.append(f"  - {refusal.address!r} at {_clock(refusal.at)} from {client}: {why}")
     more = len(shown) - MAX_REFUSALS_SHOWN
     if more > 0:
         lines.append(f"  and {more}{'+' if len(recent) >= _MAX_REFUSALS_READ else ''} more")
     return lines
+
+
+def _key(refusal: Refusal) -> tuple[datetime, str, str | None]:
+    """What tells one refusal from another: the two lists the server gave hold the same ones."""
+    return refusal.at, refusal.address.lower(), refusal.client_ip
 
 
 def _reason(refusal: Refusal, alike: bool, deleted: datetime | None, domains: list[str]) -> str:

@@ -376,6 +376,23 @@ def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytest
     assert "plugin.py" not in output
 
 
+def test_a_taken_port_of_the_ini_file_is_named_as_its_key(pytester: pytest.Pytester) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        pytester.makeini(f"[pytest]\ntempinbox_port = {port}\n")
+        pytester.makepyfile("def test_uses(tempinbox): pass")
+        result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(
+        [
+            f"*Exit: pytest-tempinbox: cannot listen for HTTP on 127.0.0.1:{port}: address already"
+            " in use; choose another tempinbox_port in tox.ini, or 0 for a free one *"
+        ]
+    )
+
+
 def test_a_failing_test_reports_the_mail_it_received(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
