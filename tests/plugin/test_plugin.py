@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -349,20 +350,28 @@ def test_a_url_without_api_asks_whether_api_was_meant(pytester: pytest.Pytester)
     )
 
 
-def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytester) -> None:
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that a socket listens on for the whole test."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        port = taken.getsockname()[1]
-        pytester.makepyfile(
-            """
-            def test_plain(): pass
-            def test_uses(tempinbox): pass
-            def test_uses_too(tempinbox): pass
-            """
-        )
-        # A process of its own, as a user's run is: the run ends with pytest.exit.
-        result = pytester.runpytest_subprocess("--tempinbox-smtp-port", str(port))
+        yield taken.getsockname()[1]
+
+
+def test_a_taken_port_ends_the_run_once_as_a_usage_error(
+    pytester: pytest.Pytester, taken_port: int
+) -> None:
+    port = taken_port
+    pytester.makepyfile(
+        """
+        def test_plain(): pass
+        def test_uses(tempinbox): pass
+        def test_uses_too(tempinbox): pass
+        """
+    )
+    # A process of its own, as a user's run is: the run ends with pytest.exit.
+    result = pytester.runpytest_subprocess("--tempinbox-smtp-port", str(port))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.assert_outcomes(passed=1)
     message = (
@@ -376,14 +385,13 @@ def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytest
     assert "plugin.py" not in output
 
 
-def test_a_taken_port_of_the_ini_file_is_named_as_its_key(pytester: pytest.Pytester) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        pytester.makeini(f"[pytest]\ntempinbox_port = {port}\n")
-        pytester.makepyfile("def test_uses(tempinbox): pass")
-        result = pytester.runpytest_subprocess()
+def test_a_taken_port_of_the_ini_file_is_named_as_its_key(
+    pytester: pytest.Pytester, taken_port: int
+) -> None:
+    port = taken_port
+    pytester.makeini(f"[pytest]\ntempinbox_port = {port}\n")
+    pytester.makepyfile("def test_uses(tempinbox): pass")
+    result = pytester.runpytest_subprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(
         [
