@@ -220,6 +220,26 @@ def test_a_bad_ini_value_is_a_usage_error_naming_its_key_and_file(
     assert "invalid truth value" not in output
 
 
+@pytest.mark.skipif(pytest.version_tuple < (9,), reason="pytest 9 reads [tool.pytest] natively")
+def test_pyproject_values_are_named_and_a_quoted_number_is_read(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        def test_limits(tempinbox_client):
+            assert tempinbox_client.info()["limits"]["recipients"] == 3
+        """
+    )
+    pytester.makepyprojecttoml('[tool.pytest]\ntempinbox_max_recipients = "3"\n')
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.makepyprojecttoml('[tool.pytest]\ntempinbox_port = "8025x"\n')
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: tempinbox_port in pyproject.toml: '8025x' is not a port number (0-65535)"]
+    )
+
+
 def test_a_value_given_with_o_is_named_as_such(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest("-o", "tempinbox_port=8025x")
