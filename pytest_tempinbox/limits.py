@@ -148,6 +148,11 @@ def parse_limit(setting: LimitSetting, text: str) -> float | None:
         raise ValueError(f"{text!r} is not {kind}") from None
     if value == 0 and setting.none_at_zero:
         return None
-    if not value > 0 or value == float("inf"):
+    if value != value or value == float("inf"):  # NaN, infinity
+        raise ValueError(f"{text!r} is not a finite number")
+    if setting.none_at_zero and value < 0:
+        # 0 is allowed and means something: say what, not "above 0".
+        raise ValueError(f"{text!r} must be 0 or above ({setting.help})")
+    if not value > 0:
         raise ValueError(f"{text!r} must be above 0")
     return value

@@ -52,7 +52,9 @@ class Transport(Protocol):
 
     ``request_async`` must not block the caller's event loop. ``cancellable``
     tells whether cancelling it also ends the request at once; when it does not,
-    callers keep their long-polls short so that a cancelled one ends soon.
+    callers keep their long-polls short so that a cancelled one ends soon. A
+    transport to a server in the same process may also set ``in_process = True``:
+    a failed wait then knows that only this process sends the server mail.
     """
 
     cancellable: bool

@@ -206,6 +206,23 @@ def test_ttl_zero_keeps_inboxes_until_deleted() -> None:
     assert generated["expires_at"] is None
 
 
+@pytest.mark.parametrize(
+    ("ttl", "message"),
+    [
+        ("-1", "'-1' must be 0 or above (seconds an inbox lives; 0 for until deleted)"),
+        ("inf", "'inf' is not a finite number"),
+        ("soon", "'soon' is not a number of seconds"),
+    ],
+)
+def test_a_bad_ttl_says_what_is_allowed_zero_included(
+    capsys: pytest.CaptureFixture[str], ttl: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--ttl", ttl])
+    assert exited.value.code == 2
+    assert f"argument --ttl: {message}" in capsys.readouterr().err
+
+
 def test_a_bad_tls_mode_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["--tls", "sometimes"])

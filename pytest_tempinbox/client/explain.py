@@ -1,11 +1,13 @@
 """Why a wait saw no mail: the lines a failure adds about what the package can know.
 
 Asked for only when a wait has failed, never on the way to success. Each line
-names a likely cause: mail the server refused for an address like the inbox's
-(``GET /api/refused``), mail that Django's locmem backend kept in
-``django.core.mail.outbox``, a blocking wait on a thread whose event loop runs,
-and where the server takes SMTP (``GET /api/info``), so that a wrong port shows
-at a glance. A line that cannot be learnt (an older server, one gone) is left
+names a likely cause: mail the server refused while the test ran, whatever the
+address, those like the inbox's first (``GET /api/refused``), each with its
+likely reason (an address of no inbox, an inbox deleted, another domain), mail
+that Django's locmem backend kept in ``django.core.mail.outbox``, a blocking
+wait on a thread whose event loop runs, and where the server takes SMTP
+(``GET /api/info``), so that a wrong port shows at a glance (or, after
+refusals, that the port is right). A line that cannot be learnt (an older server, one gone) is left
 out: explaining must never hide the failure it explains.
 """
 
@@ -14,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Callable
 from email.utils import getaddresses
 from typing import TYPE_CHECKING
 
 from ..errors import TempInboxError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from ..models import Refusal
     from .http import TempInboxClient
     from .inbox import Inbox
@@ -31,13 +36,15 @@ __all__ = [
     "django_line",
     "explain",
     "explain_async",
+    "in_process",
     "location_line",
     "location_of",
     "loop_is_running",
     "refusal_lines",
 ]
 
-MAX_REFUSALS_SHOWN = 3
+MAX_REFUSALS_SHOWN = 5
+_MAX_REFUSALS_READ = 100
 # What asking the server may raise besides our errors: an answer of another shape.
 _UNREADABLE = (TempInboxError, KeyError, TypeError, ValueError)
 
@@ -45,44 +52,68 @@ _UNREADABLE = (TempInboxError, KeyError, TypeError, ValueError)
 def explain(inbox: Inbox, *, blocking: str | None = None) -> list[str]:
     """The lines about why ``inbox`` saw no mail; ``blocking``: the blocking wait's name."""
     lines = [blocking_line(blocking)] if blocking is not None else []
-    lines += about(inbox)
-    location = location_of(inbox.client)
-    return lines if location is None else [*lines, location]
+    notes, refused = about(inbox)
+    location = location_of(inbox.client, refused=refused)
+    return lines + notes if location is None else [*lines, *notes, location]
 
 
-def about(inbox: Inbox) -> list[str]:
-    """What Django kept for ``inbox`` and what the server refused for an address like it."""
+def about(inbox: Inbox, *, refusals: bool = True) -> tuple[list[str], bool]:
+    """What Django kept for ``inbox``, and the mail the server refused while its test ran.
+
+    Also tells whether the server refused any mail in that time: then the mail
+    did reach the server, and its host and port are not to blame. Without
+    ``refusals``, only what Django kept (a report lists them once per test).
+    """
     lines = _local_lines(inbox)
+    if not refusals:
+        return lines, False
     with contextlib.suppress(*_UNREADABLE):
-        lines += refusal_lines(_refused(inbox))
-    return lines
+        similar, recent = _refused(inbox)
+        client = inbox.client
+        found = refusal_lines(inbox, similar, recent, client.deleted, _domains(client.info_kept()))
+        return lines + found, bool(found)
+    return lines, False
 
 
-def location_of(client: TempInboxClient) -> str | None:
+def location_of(client: TempInboxClient, *, refused: bool = False) -> str | None:
     """The :func:`location_line` of the client's server, or None when it cannot say."""
     try:
-        return location_line(*client.smtp_location())
+        host, port = client.smtp_location()
     except _UNREADABLE:
         return None
+    return location_line(host, port, refused=refused, shared=not in_process(client))
 
 
 async def explain_async(inbox: Inbox) -> list[str]:
     """Like :func:`explain`, awaitable: the event loop runs while the server answers."""
     lines = _local_lines(inbox)
+    refused = False
+    client = inbox.client
     with contextlib.suppress(*_UNREADABLE):
-        found = await inbox.client.refused_async(
-            since=inbox.created_at, similar_to=inbox.address, limit=MAX_REFUSALS_SHOWN
+        since = inbox.created_at
+        similar = await client.refused_async(
+            since=since, similar_to=inbox.address, limit=MAX_REFUSALS_SHOWN
         )
-        lines += refusal_lines(found)
+        recent = await client.refused_async(since=since, limit=_MAX_REFUSALS_READ)
+        domains = _domains(await client.info_kept_async())
+        found = refusal_lines(inbox, similar, recent, client.deleted, domains)
+        lines, refused = lines + found, bool(found)
     with contextlib.suppress(*_UNREADABLE):
-        lines.append(location_line(*await inbox.client.smtp_location_async()))
+        host, port = await client.smtp_location_async()
+        lines.append(location_line(host, port, refused=refused, shared=not in_process(client)))
     return lines
 
 
-def _refused(inbox: Inbox) -> list[Refusal]:
-    return inbox.client.refused(
-        since=inbox.created_at, similar_to=inbox.address, limit=MAX_REFUSALS_SHOWN
-    )
+def _refused(inbox: Inbox) -> tuple[list[Refusal], list[Refusal]]:
+    """The refusals since ``inbox`` was made: those like its address, and all, newest first."""
+    client, since = inbox.client, inbox.created_at
+    similar = client.refused(since=since, similar_to=inbox.address, limit=MAX_REFUSALS_SHOWN)
+    return similar, client.refused(since=since, limit=_MAX_REFUSALS_READ)
+
+
+def _domains(info: dict[str, object]) -> list[str]:
+    domains = info.get("domains")
+    return [str(domain).lower() for domain in domains] if isinstance(domains, list) else []
 
 
 def _local_lines(inbox: Inbox) -> list[str]:
@@ -90,23 +121,105 @@ def _local_lines(inbox: Inbox) -> list[str]:
     return [] if line is None else [line]
 
 
-def refusal_lines(refusals: list[Refusal]) -> list[str]:
-    """One line per refusal: the address refused, when, from which client, and why."""
-    lines = []
-    for refusal in refusals[:MAX_REFUSALS_SHOWN]:
-        when = refusal.at.strftime("%H:%M:%S.%f")[:-3]
+def in_process(client: TempInboxClient) -> bool:
+    """Whether the client's server runs in this process, so that only this process sends to it.
+
+    A server reached over HTTP may be shared: by the workers of pytest-xdist,
+    or by other runs pointed at one ``--tempinbox-url``.
+    """
+    return bool(getattr(client.transport, "in_process", False))
+
+
+def refusal_lines(
+    inbox: Inbox,
+    similar: list[Refusal],
+    recent: list[Refusal],
+    deleted: Callable[[str], datetime | None] = lambda address: None,
+    domains: list[str] | None = None,
+) -> list[str]:
+    """The refusals of the server while the test ran, each with its likely reason.
+
+    ``similar`` are the refusals of addresses like the inbox's, shown first;
+    ``recent`` all refusals since the inbox was made, newest first. ``deleted``
+    tells when this client deleted an address's inbox; ``domains`` are the
+    server's. Under a shared server (over HTTP) the header says that some of
+    them may be another process's.
+    """
+    shown: list[Refusal] = []
+    seen = set()
+    for refusal in [*similar, *recent]:
+        if _key(refusal) not in seen:
+            seen.add(_key(refusal))
+            shown.append(refusal)
+    if not shown:
+        return []
+    since = (
+        ""
+        if inbox.created_at is None
+        else f" (since its inbox was made at {_clock(inbox.created_at)})"
+    )
+    if in_process(inbox.client):
+        header = (
+            f"the server refused mail while this test ran{since}: it reached the server, so"
+            " the host and port (EMAIL_HOST, EMAIL_PORT) are right; the recipient is not:"
+        )
+    else:
+        header = (
+            f"the server refused mail while this test ran{since}; other processes share"
+            " this server (pytest-xdist workers, other runs), so some of it may be theirs:"
+        )
+    lines = [header]
+    alike = {_key(refusal) for refusal in similar}
+    for refusal in shown[:MAX_REFUSALS_SHOWN]:
         client = refusal.client_ip or "an unknown client"
         if refusal.helo:
             client += f" (EHLO {refusal.helo})"
-        lines.append(
-            f"the server refused mail to {refusal.address!r} at {when} from {client}:"
-            f" {refusal.reply}"
-        )
+        why = _reason(refusal, _key(refusal) in alike, deleted(refusal.address), domains or [])
+        lines.append(f"  - {refusal.address!r} at {_clock(refusal.at)} from {client}: {why}")
+    more = len(shown) - MAX_REFUSALS_SHOWN
+    if more > 0:
+        lines.append(f"  and {more}{'+' if len(recent) >= _MAX_REFUSALS_READ else ''} more")
     return lines
 
 
-def location_line(host: str, port: int) -> str:
-    """Where the server takes SMTP, for comparing with the application's settings."""
+def _key(refusal: Refusal) -> tuple[datetime, str, str | None]:
+    """What tells one refusal from another: the two lists the server gave hold the same ones."""
+    return refusal.at, refusal.address.lower(), refusal.client_ip
+
+
+def _reason(refusal: Refusal, alike: bool, deleted: datetime | None, domains: list[str]) -> str:
+    """The server's reply, and why it refused ``refusal``, as far as this process can tell."""
+    return f"{refusal.reply} ({_because(refusal.address, alike, deleted, domains)})"
+
+
+def _because(address: str, alike: bool, deleted: datetime | None, domains: list[str]) -> str:
+    if deleted is not None:
+        return f"its inbox was deleted at {_clock(deleted)}"
+    domain = address.rpartition("@")[2].lower()
+    if domains and domain not in domains:
+        return f"{domain!r} is not one of the server's domains: {', '.join(domains)}"
+    if alike:
+        return "no inbox has this address, which is like this inbox's: a typing slip?"
+    return "no inbox has this address: never generated, deleted, or expired"
+
+
+def _clock(moment: datetime) -> str:
+    return moment.strftime("%H:%M:%S.%f")[:-3]
+
+
+def location_line(host: str, port: int, *, refused: bool = False, shared: bool = True) -> str:
+    """Where the server takes SMTP, for comparing with the application's settings.
+
+    After refusals (``refused``), the mail reached the server: the line blames
+    the host and port only when another process may have sent it (``shared``).
+    """
+    if refused and not shared:
+        return f"the server takes SMTP at {host}:{port}."
+    if refused:
+        return (
+            f"the server takes SMTP at {host}:{port}; if none of these refusals is this"
+            " test's mail, check that the application sends there (EMAIL_HOST, EMAIL_PORT)."
+        )
     return (
         f"the server takes SMTP at {host}:{port}; mail sent to another host or port"
         " (EMAIL_HOST, EMAIL_PORT) never reaches it."

@@ -20,7 +20,7 @@ from .._net import is_loopback_url
 from ..errors import PROBLEMS, ServerUnavailable, TempInboxError
 from ..models import Fault, Message, Refusal, format_timestamp, parse_timestamp
 from ..transport import Answer, Transport
-from .inbox import Inbox, describe
+from .inbox import Inbox, describe, seconds
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -31,6 +31,7 @@ __all__ = ["HTTPTransport", "Inbox", "TempInboxClient", "describe"]
 
 # Extra time for the HTTP answer of a long-poll to come back, past its wait.
 _NETWORK_MARGIN = 10.0
+_DELETIONS_KEPT = 1000
 
 
 Result = TypeVar("Result")
@@ -138,7 +139,9 @@ class TempInboxClient:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
         self.transport = transport or HTTPTransport(self.api_url)
-        self._smtp_location: tuple[str, int] | None = None
+        self._kept_info: dict[str, Any] | None = None
+        # The inboxes this client deleted lately, for a failed wait to say so.
+        self._deleted: dict[str, datetime] = {}
 
     def info(self) -> dict[str, Any]:
         """Return ``GET /api/info``: the version, the SMTP listener, domains and limits."""
@@ -148,17 +151,33 @@ class TempInboxClient:
         """Like :meth:`info`, awaitable."""
         return await self._run_async(self._info())
 
+    def info_kept(self) -> dict[str, Any]:
+        """Return :meth:`info`, asked once and kept: what does not change while a server runs."""
+        if self._kept_info is None:
+            self._kept_info = self.info()
+        return self._kept_info
+
+    async def info_kept_async(self) -> dict[str, Any]:
+        """Like :meth:`info_kept`, awaitable."""
+        if self._kept_info is None:
+            self._kept_info = await self.info_async()
+        return self._kept_info
+
     def smtp_location(self) -> tuple[str, int]:
         """Return the SMTP host and port of the server, asked once (``GET /api/info``) and kept."""
-        if self._smtp_location is None:
-            self._smtp_location = _smtp_of(self.info())
-        return self._smtp_location
+        return _smtp_of(self.info_kept())
 
     async def smtp_location_async(self) -> tuple[str, int]:
         """Like :meth:`smtp_location`, awaitable."""
-        if self._smtp_location is None:
-            self._smtp_location = _smtp_of(await self.info_async())
-        return self._smtp_location
+        return _smtp_of(await self.info_kept_async())
+
+    def deleted(self, email: str) -> datetime | None:
+        """When this client deleted the inbox at ``email`` (any case), if it did; None otherwise.
+
+        It remembers its last 1,000 deletions: a failed wait names mail the
+        server refused for an inbox the test had deleted.
+        """
+        return self._deleted.get(email.lower())
 
     def refused(
         self,
@@ -284,11 +303,11 @@ class TempInboxClient:
 
     def delete(self, email: str) -> int:
         """Delete the inbox and its mail; return how many messages were purged."""
-        return self._run(_Call("DELETE", f"/delete/{_quote(email)}", _purged))
+        return self._run(self._delete(email))
 
     async def delete_async(self, email: str) -> int:
         """Like :meth:`delete`, awaitable."""
-        return await self._run_async(_Call("DELETE", f"/delete/{_quote(email)}", _purged))
+        return await self._run_async(self._delete(email))
 
     def add_fault(self, email: str, fault: Fault) -> Fault:
         """Queue ``fault`` for the next deliveries to the inbox; return it as the server keeps it.
@@ -334,6 +353,17 @@ class TempInboxClient:
 
     def _info(self) -> _Call[dict[str, Any]]:
         return _Call("GET", "/info", _json_object)
+
+    def _delete(self, email: str) -> _Call[int]:
+        def read(answer: Answer) -> int:
+            from datetime import datetime, timezone
+
+            if len(self._deleted) >= _DELETIONS_KEPT:
+                del self._deleted[next(iter(self._deleted))]
+            self._deleted[email.lower()] = datetime.now(timezone.utc)
+            return _purged(answer)
+
+        return _Call("DELETE", f"/delete/{_quote(email)}", read)
 
     def _refused(
         self, since: datetime | None, similar_to: str | None, limit: int | None
@@ -384,7 +414,7 @@ class TempInboxClient:
             if value:  # "" filters nothing, as on the server
                 params[name] = value
         timeout = None
-        if wait:
+        if wait is not None and seconds("wait", wait):
             params["wait"] = f"{wait:.3f}"
             timeout = wait + _NETWORK_MARGIN
 

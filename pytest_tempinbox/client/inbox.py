@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from .http import TempInboxClient
 
-__all__ = ["Inbox", "describe"]
+__all__ = ["Inbox", "describe", "seconds"]
 
 # A long-poll that cancelling cannot end (requests in a worker thread) is kept
 # this short, so that a cancelled wait lets go of its thread within this time.
@@ -231,12 +231,14 @@ class Inbox:
         Waits up to ``timeout`` seconds with the server's long-poll (no
         sleeping); then raises :class:`~pytest_tempinbox.errors.WaitTimeout`,
         whose message lists what the inbox did receive, and what the server
-        and the process can tell of where the mail went: recipients refused
-        like this address, Django's locmem outbox, the SMTP host and port, a
-        running event loop this call blocked. It blocks: in an
-        ``async def`` test use :meth:`wait_for_message_async`.
+        and the process can tell of where the mail went: mail the server
+        refused while the test ran (to any address), Django's locmem outbox,
+        the SMTP host and port, a running event loop this call blocked.
+        ``timeout`` that is no number (``"1"``) is a :class:`TypeError`. It
+        blocks: in an ``async def`` test use :meth:`wait_for_message_async`.
         """
         __tracebackhide__ = True
+        timeout = seconds("timeout", timeout)
         wanted = _Filter(subject, sender, match, text, subaddress)
         found = self._run(wanted, wanted.first, timeout)
         if found is not None:
@@ -261,6 +263,7 @@ class Inbox:
         at once.
         """
         __tracebackhide__ = True
+        timeout = seconds("timeout", timeout)
         wanted = _Filter(subject, sender, match, text, subaddress)
         found = await self._run_async(wanted, wanted.first, timeout)
         if found is not None:
@@ -288,6 +291,7 @@ class Inbox:
         ``async def`` test use :meth:`wait_for_messages_async`.
         """
         __tracebackhide__ = True
+        timeout, count = seconds("timeout", timeout), _count(count)
         wanted = _Filter(subject, sender, match, text, subaddress)
         found = self._run(wanted, _at_least(count, wanted), timeout)
         if found is not None:
@@ -310,6 +314,7 @@ class Inbox:
     ) -> list[Message]:
         """Like :meth:`wait_for_messages`, awaitable: the event loop runs while it waits."""
         __tracebackhide__ = True
+        timeout, count = seconds("timeout", timeout), _count(count)
         wanted = _Filter(subject, sender, match, text, subaddress)
         found = await self._run_async(wanted, _at_least(count, wanted), timeout)
         if found is not None:
@@ -335,16 +340,19 @@ class Inbox:
         message counts. A message that was already there counts too. It waits
         with the server's long-poll, never by sleeping and polling, so it fails
         as soon as a matching message arrives, raising
-        :class:`~pytest_tempinbox.errors.MailAssertionError` that shows it; it
-        passes after ``within`` seconds. It blocks: in an ``async def`` test
-        use :meth:`assert_no_message_async`.
+        :class:`~pytest_tempinbox.errors.MailAssertionError` that shows it and
+        says, by its received time, whether it was already there when the
+        check began or how long after it came; it passes after ``within``
+        seconds. ``within`` that is no number is a :class:`TypeError`. It
+        blocks: in an ``async def`` test use :meth:`assert_no_message_async`.
         """
         __tracebackhide__ = True
+        within = seconds("within", within)
         wanted = _Filter(subject, sender, match, text, subaddress)
-        started = time.monotonic()
-        found = self._run(wanted, wanted.first, _within(within))
+        started = _now()
+        found = self._run(wanted, wanted.first, within)
         if found is not None:
-            raise _unexpected(self.address, wanted, within, found, time.monotonic() - started)
+            raise _unexpected(self.address, wanted, within, found, started)
 
     async def assert_no_message_async(
         self,
@@ -358,11 +366,12 @@ class Inbox:
     ) -> None:
         """Like :meth:`assert_no_message`, awaitable: the event loop runs while it waits."""
         __tracebackhide__ = True
+        within = seconds("within", within)
         wanted = _Filter(subject, sender, match, text, subaddress)
-        started = time.monotonic()
-        found = await self._run_async(wanted, wanted.first, _within(within))
+        started = _now()
+        found = await self._run_async(wanted, wanted.first, within)
         if found is not None:
-            raise _unexpected(self.address, wanted, within, found, time.monotonic() - started)
+            raise _unexpected(self.address, wanted, within, found, started)
 
     def _run(
         self,
@@ -522,10 +531,37 @@ def _plural(wanted: _Filter) -> str:
     return "messages" + text[len("message") :]
 
 
-def _within(seconds: float) -> float:
-    if not seconds >= 0:  # also false for NaN
-        raise ValueError(f"within must be a number of seconds, 0 or more, not {seconds!r}")
-    return seconds
+def seconds(name: str, value: object) -> float:
+    """``value`` as a number of seconds, 0 or more; the error names the parameter ``name``.
+
+    A string (``timeout="1"``) or ``True`` is a :class:`TypeError`, a negative
+    number or NaN a :class:`ValueError`, raised where the caller passed it,
+    not from deep inside a wait.
+    """
+    __tracebackhide__ = True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"{name} must be a number of seconds (int or float), not"
+            f" {type(value).__name__} {value!r}"
+        )
+    if not value >= 0:  # also false for NaN
+        raise ValueError(f"{name} must be a number of seconds, 0 or more, not {value!r}")
+    return float(value)
+
+
+def _count(count: object) -> int:
+    __tracebackhide__ = True
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"count must be an int, not {type(count).__name__} {count!r}")
+    if count < 1:
+        raise ValueError(f"count must be 1 or more, not {count!r}")
+    return count
+
+
+def _now() -> datetime:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc)
 
 
 def _timeout(
@@ -556,11 +592,16 @@ def _timeout(
 
 
 def _unexpected(
-    address: str, wanted: _Filter, within: float, message: Message, after: float
+    address: str, wanted: _Filter, within: float, message: Message, started: datetime
 ) -> MailAssertionError:
+    """The failure of ``assert_no_message``: when the message came, by its received time."""
+    early = (started - message.received_at).total_seconds()
+    if early >= 0:
+        when = f"one was already there when the check began (received {early:.2f} s before)"
+    else:
+        when = f"one arrived {-early:.2f} s after the check began"
     lines = [
-        f"expected no {wanted} at {address} within {within:g} s,"
-        f" but one was there after {after:.2f} s:",
+        f"expected no {wanted} at {address} within {within:g} s, but {when}:",
         f"  - {describe(message)}",
     ]
     lines += [f"    | {line}" for line in excerpt(message)]

@@ -33,22 +33,35 @@ __all__ = ["NotAServer", "RemoteServer", "find_remote_server"]
 
 
 class NotAServer(Exception):
-    """The URL does not answer as a server of this package would.
+    """The URL does not answer as a server of this package would, or does not answer at all.
 
-    ``reason`` says what ``GET {api_url}/info`` met. ``smtp_reply`` is set when
-    the port answered with an SMTP greeting (the SMTP port given for the API's),
-    shortened to 60 characters; ``suggestion`` when the same URL with ``/api``
-    added is a server (a URL without ``/api``).
+    ``reason`` says what ``GET {api_url}/info`` met. ``unreachable`` is set when
+    no connection could be made (refused, no such host, timed out): nothing
+    answered, so nothing is said about what runs there. ``smtp_reply`` is set
+    when the port answered with an SMTP greeting (the SMTP port given for the
+    API's), shortened to 60 characters; ``suggestion`` when the same URL with
+    ``/api`` added is a server (a URL without ``/api``).
     """
 
     def __init__(
-        self, api_url: str, reason: str, smtp_reply: str | None, suggestion: str | None
+        self,
+        api_url: str,
+        reason: str,
+        smtp_reply: str | None,
+        suggestion: str | None,
+        *,
+        unreachable: bool = False,
     ) -> None:
-        super().__init__(f"{api_url} is not a pytest-tempinbox server: {reason}")
+        if unreachable:
+            message = f"could not connect to {api_url}: {reason}"
+        else:
+            message = f"{api_url} answered, but is not a pytest-tempinbox server: {reason}"
+        super().__init__(message)
         self.api_url = api_url
         self.reason = reason
         self.smtp_reply = smtp_reply
         self.suggestion = suggestion
+        self.unreachable = unreachable
 
 
 def _remove_file(path: str) -> None:
@@ -166,6 +179,10 @@ def find_remote_server(api_url: str) -> RemoteServer:
     """
     import http.client
 
+    if urlsplit(api_url).scheme.lower() not in ("http", "https"):
+        fixed = None if "://" in api_url else f"http://{api_url}"
+        hint = "" if fixed is None else f"; add http:// ({fixed})"
+        raise NotAServer(api_url, f"not an http:// URL{hint}", None, fixed, unreachable=True)
     try:
         smtp_host, smtp_port, tls, smtp_auth = _smtp_of(api_url)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -205,6 +222,16 @@ def _not_a_server(api_url: str, exc: Exception) -> NotAServer:
     The SMTP port given for the API port (the port greets like SMTP), and a URL
     without ``/api`` (a 404 where the URL with ``/api`` answers).
     """
+    import urllib.error
+
+    connect_error = getattr(exc, "reason", None)
+    if (
+        isinstance(exc, urllib.error.URLError)
+        and not isinstance(exc, urllib.error.HTTPError)
+        and isinstance(connect_error, OSError)
+    ):
+        reason = f"{_connect_failure(connect_error)}; is the server running?"
+        return NotAServer(api_url, reason, None, None, unreachable=True)
     reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
     reason = f"GET {api_url}/info failed: {reason}"
     line = str(getattr(exc, "line", "")).strip()
@@ -217,3 +244,11 @@ def _not_a_server(api_url: str, exc: Exception) -> NotAServer:
             _smtp_of(api_url + "/api")
             suggestion = api_url + "/api"
     return NotAServer(api_url, reason, smtp_reply=None, suggestion=suggestion)
+
+
+def _connect_failure(error: OSError) -> str:
+    """What stopped the connection, in a few words: ``connection refused``, ``timed out``."""
+    if isinstance(error, TimeoutError) or "timed out" in str(error):
+        return "timed out"
+    words = error.strerror or str(error) or type(error).__name__
+    return words[0].lower() + words[1:] if words[:2] != words[:2].upper() else words

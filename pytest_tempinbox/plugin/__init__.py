@@ -22,7 +22,7 @@ import pytest
 from ..client.remote import RemoteServer
 from . import session as _session
 from .django import django_mail_to
-from .reports import discard, inboxes_of
+from .reports import VIEWER_SHOWN, discard, inboxes_of, viewer_line
 from .session import SERVERS
 from .settings import URL_ENVIRONMENT_VARIABLE as URL_ENVIRONMENT_VARIABLE
 from .settings import add_options, resolve_settings
@@ -80,22 +80,31 @@ def pytest_configure(config: pytest.Config) -> None:
     _session.configure(config, resolve_settings(config))
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """With ``--tempinbox-ui``, the inbox viewer's URL among pytest's header lines.
+
+    Starts the server for it. Under ``-q`` or ``--no-header`` pytest asks for no
+    header, and :func:`pytest_sessionstart` prints the line instead.
+    """
+    line = viewer_line(config)
+    return [] if line is None else [line]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
-    """With ``--tempinbox-ui``, start the server now and print its inbox viewer's URL.
+    """With ``--tempinbox-ui``, start the server now and print its viewer's URL if pytest did not.
 
-    After the terminal's header, so that the line is under it, and printed even
-    under ``-q``, which hides the header.
+    Under ``-q`` or ``--no-header`` there is no header: the line is then the
+    first of the output, before any progress.
     """
     yield
     config = session.config
-    servers = config.stash[SERVERS]
-    if not servers.settings.ui or servers.settings.worker:
+    if config.stash.get(VIEWER_SHOWN, False):
         return
-    api_url = servers.get().api_url
+    line = viewer_line(config)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"tempinbox viewer: {_session.viewer_url(api_url)}")
+    if line is not None and reporter is not None:
+        reporter.write_line(line)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

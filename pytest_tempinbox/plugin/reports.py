@@ -25,12 +25,14 @@ if TYPE_CHECKING:
     from ..client.http import Inbox
     from .artifacts import Evidence
 
-__all__ = ["Reporter", "discard", "inboxes_of"]
+__all__ = ["VIEWER_SHOWN", "Reporter", "discard", "inboxes_of", "viewer_line"]
 
 _INBOXES = pytest.StashKey[list["Inbox"]]()
 _ANNOUNCED = pytest.StashKey[set[str]]()
 _KEPT = pytest.StashKey[bool]()  # --tempinbox-keep: this failed test's inboxes stay
 _REPORTER = "tempinbox-reporter"
+VIEWER_SHOWN = pytest.StashKey[bool]()
+"""Set once the session's viewer line is printed: in the header, or first under ``-q``."""
 
 
 class Reporter:
@@ -47,6 +49,7 @@ class Reporter:
     def __init__(self, viewer: str | None, evidence: Evidence | None = None) -> None:
         self.viewer = viewer
         self.evidence = evidence
+        self.unlisted = 0  # inboxes not linked as they were made (no -v)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -64,15 +67,33 @@ class Reporter:
             item.stash[_KEPT] = self.evidence.keep
         return report
 
-    @staticmethod
-    def _announce(item: pytest.Item, inboxes: list[Inbox], viewer: str) -> None:
-        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+    def _announce(self, item: pytest.Item, inboxes: list[Inbox], viewer: str) -> None:
+        """Link each new inbox to the viewer: live under ``-v``, counted for the summary else.
+
+        Under ``-v`` each test has a line of its own, and the link goes between
+        them as pytest's live logs do. With progress dots (the default, ``-q``)
+        a line would split them: the summary names the viewer instead.
+        """
         announced = item.stash.setdefault(_ANNOUNCED, set())
-        for inbox in inboxes:
-            if reporter is not None and inbox.address not in announced:
-                announced.add(inbox.address)
-                link = f"{viewer}?inbox={quote(inbox.address, safe='@')}"
-                reporter.write_line(f"tempinbox viewer: {link} ({item.nodeid})")
+        new = [inbox for inbox in inboxes if inbox.address not in announced]
+        announced.update(inbox.address for inbox in new)
+        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or not new:
+            return
+        if item.config.get_verbosity() < 1:
+            self.unlisted += len(new)
+            return
+        for inbox in new:
+            link = f"{viewer}?inbox={quote(inbox.address, safe='@')}"
+            reporter.write_line(f"tempinbox viewer: {link} ({item.nodeid})")
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """With ``--tempinbox-ui`` and progress dots, the viewer's URL and how to get each link."""
+        if self.viewer is not None and self.unlisted:
+            terminalreporter.write_line(
+                f"tempinbox viewer: {self.viewer} ({self.unlisted} inbox(es) made;"
+                " pytest -v prints a link to each as its test runs)"
+            )
 
 
 def inboxes_of(request: pytest.FixtureRequest) -> list[Inbox]:
@@ -118,6 +139,18 @@ def _announced_viewer(config: pytest.Config) -> str | None:
     return viewer_url(servers.get().api_url)
 
 
+def viewer_line(config: pytest.Config) -> str | None:
+    """With ``--tempinbox-ui``, the line naming the viewer (starting the server); None else.
+
+    Not in xdist workers: their controller prints it. Marks the line printed.
+    """
+    servers = config.stash[SERVERS]
+    if not servers.settings.ui or servers.settings.worker:
+        return None
+    config.stash[VIEWER_SHOWN] = True
+    return f"tempinbox viewer: {viewer_url(servers.get().api_url)}"
+
+
 def _mail_report(inboxes: list[Inbox]) -> str:
     """The ``tempinbox`` section: each inbox's mail, and why mail may be missing."""
     from ..client.explain import about, location_of
@@ -125,17 +158,21 @@ def _mail_report(inboxes: list[Inbox]) -> str:
     from ..errors import TempInboxError
 
     lines = []
+    refused = False
     for inbox in inboxes:
         try:
             received = inbox.messages()
         except TempInboxError as exc:
             lines.append(f"{inbox.address}: could not be read ({exc})")
-            continue
-        lines.append(f"{inbox.address}: {len(received)} message(s)")
-        lines += [f"  - {describe(message)}" for message in received]
-        # Why mail may be missing: refused for an address like this one, kept by Django.
-        lines += [f"  {note}" for note in about(inbox)]
-    location = location_of(inboxes[0].client) if inboxes else None
+        else:
+            lines.append(f"{inbox.address}: {len(received)} message(s)")
+            lines += [f"  - {describe(message)}" for message in received]
+        # Why mail may be missing: refused while the test ran, kept by Django. The
+        # refusals since the first inbox was made cover the later ones': listed once.
+        notes, refused_here = about(inbox, refusals=inbox is inboxes[0])
+        lines += [f"  {note}" for note in notes]
+        refused = refused or refused_here
+    location = location_of(inboxes[0].client, refused=refused) if inboxes else None
     if location is not None:
         lines.append(location)
     return "\n".join(lines)

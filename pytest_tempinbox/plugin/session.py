@@ -17,6 +17,7 @@ import pytest
 
 from ..client.remote import NotAServer, RemoteServer, find_remote_server
 from .settings import Settings
+from .sources import Origin
 
 if TYPE_CHECKING:
     from ..client.http import TempInboxClient
@@ -42,7 +43,7 @@ class SessionServer:
         """
         if self.settings.url:
             if self.remote is None:
-                self.remote = find_remote(self.settings.url)
+                self.remote = find_remote(self.settings.url, self.settings.origin("url"))
             return self.remote
         if self.local is None:
             from ..errors import ServerStartError
@@ -55,7 +56,8 @@ class SessionServer:
                 # Started on first use, inside a test's setup: an error there would
                 # repeat, with the plugin's source, for every test that asks for mail.
                 # It is a setting to change, so it ends the run once, as a usage error.
-                pytest.exit(_start_failure(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+                message = _start_failure(exc, self.settings)
+                pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
             self.local = server
         return self.local
 
@@ -92,7 +94,7 @@ def configure(config: pytest.Config, settings: Settings) -> None:
     """
     servers = config.stash[SERVERS] = SessionServer(settings)
     if settings.url and not settings.worker:
-        find_remote(settings.url)  # fail fast, as a usage error
+        find_remote(settings.url, settings.origin("url"))  # fail fast, as a usage error
     if config.pluginmanager.hasplugin("xdist") and not settings.worker:
         config.pluginmanager.register(_XdistController(config), "tempinbox-xdist")
     if settings.keep and not settings.worker:
@@ -112,15 +114,18 @@ def unconfigure(config: pytest.Config) -> None:
         servers.stop()
 
 
-def find_remote(api_url: str) -> RemoteServer:
-    """The server running at ``api_url``; a :class:`pytest.UsageError` if it is not one."""
+def find_remote(api_url: str, origin: Origin | None = None) -> RemoteServer:
+    """The server running at ``api_url``; a :class:`pytest.UsageError` if it is not one.
+
+    ``origin`` is where the URL came from, for the error to name it.
+    """
     try:
         return find_remote_server(api_url)
     except NotAServer as error:
-        raise pytest.UsageError(_not_a_server(error)) from None
+        raise pytest.UsageError(_not_a_server(error, origin or Origin.flag("url"))) from None
 
 
-def _not_a_server(error: NotAServer) -> str:
+def _not_a_server(error: NotAServer, origin: Origin) -> str:
     """The usage error for a URL that does not answer like a server of this package.
 
     Names the two usual slips: the SMTP port given for the API port, and a URL
@@ -128,24 +133,27 @@ def _not_a_server(error: NotAServer) -> str:
     """
     if error.smtp_reply is not None:
         return (
-            f"--tempinbox-url {error.api_url}: that port answered like an SMTP server "
+            f"{origin.given(error.api_url)}: that port answered like an SMTP server "
             f"({error.smtp_reply!r}), not an HTTP API; the API port is the other one "
             "(python -m pytest_tempinbox prints both)"
         )
-    message = f"--tempinbox-url: {error}"
-    if error.suggestion is not None:
+    message = f"{origin}: {error}"
+    if error.suggestion is not None and not error.unreachable:
         message += f"; did you mean {error.suggestion}?"
     return message
 
 
-def _start_failure(exc: Exception) -> str:
-    """The one line that ends the run when the in-process server cannot start."""
+def _start_failure(exc: Exception, settings: Settings) -> str:
+    """The one line that ends the run when the in-process server cannot start.
+
+    It names the setting to change where it was given: flag, ini key or both.
+    """
     message = f"pytest-tempinbox: {exc}"
     if str(exc).startswith("cannot listen for "):
-        flag = "--tempinbox-smtp-port" if "for SMTP" in str(exc) else "--tempinbox-port"
-        message += f"; choose another {flag}, or 0 for a free one"
+        origin = settings.origin("smtp_port" if "for SMTP" in str(exc) else "port")
+        message += f"; choose another {origin}, or 0 for a free one"
     elif "needs uvloop" in str(exc):
-        message += ", or choose another --tempinbox-loop"
+        message += f", or choose another {settings.origin('loop')}"
     return message
 
 

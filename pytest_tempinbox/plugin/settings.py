@@ -4,12 +4,12 @@
 :func:`resolve_settings` reads them, with ``$TEMPINBOX_URL`` and what the xdist
 controller hands its workers, into one :class:`Settings`: everything the
 session needs from pytest's configuration. A bad value is a
-:class:`pytest.UsageError` that names the option.
+:class:`pytest.UsageError` that names where it came from (:mod:`.sources`):
+the flag, the ini key and its file, or the environment variable.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Literal
 
 import pytest
@@ -37,10 +37,10 @@ from ..smtp_security import (
     parse_tls,
     tls_supported,
 )
+from .sources import URL_ENVIRONMENT_VARIABLE, Origin, given, given_switch
 
 __all__ = ["URL_ENVIRONMENT_VARIABLE", "Settings", "add_options", "resolve_settings"]
 
-URL_ENVIRONMENT_VARIABLE = "TEMPINBOX_URL"
 _OPTIONS = (
     ("port", "port of the HTTP API (0: a free port)", "0"),
     ("smtp_port", "port of the SMTP listener (0: a free port)", "0"),
@@ -94,6 +94,8 @@ class Settings:
     absolute, ``keep`` is ``--tempinbox-keep`` and ``ui`` ``--tempinbox-ui``;
     ``event_loop`` (``--tempinbox-loop``) is one of
     :data:`~pytest_tempinbox.config.EVENT_LOOPS`, for a server started here.
+    ``origins`` says where the settings that can fail later came from (``url``,
+    ``port``, ``smtp_port``, ``loop``), for the errors that name them.
     """
 
     __slots__ = (
@@ -104,6 +106,7 @@ class Settings:
         "host",
         "keep",
         "limits",
+        "origins",
         "port",
         "smtp_auth",
         "smtp_port",
@@ -132,6 +135,7 @@ class Settings:
         keep: bool = False,
         artifacts: str | None = None,
         worker: bool = False,
+        origins: dict[str, Origin] | None = None,
     ) -> None:
         self.port = port
         self.smtp_port = smtp_port
@@ -148,6 +152,11 @@ class Settings:
         self.keep = keep
         self.artifacts = artifacts
         self.worker = worker
+        self.origins = {} if origins is None else origins
+
+    def origin(self, name: str) -> Origin:
+        """Where the setting ``name`` came from; its flag when it was given nowhere."""
+        return self.origins.get(name) or Origin.flag(name)
 
     def server_config(self) -> ServerConfig:
         """The configuration of the server to start in this process."""
@@ -201,96 +210,91 @@ def _number_type(seconds: bool) -> Literal["int", "float", "string"]:
 def resolve_settings(config: pytest.Config) -> Settings:
     """Read and check the plugin's settings; a bad value is a :class:`pytest.UsageError`."""
     workerinput = getattr(config, "workerinput", None)
-    given = {} if workerinput is None else workerinput
-    url = (given.get("tempinbox_url") or _setting(config, "url") or "").rstrip("/") or None
+    from_controller = {} if workerinput is None else workerinput
+    url = (from_controller.get("tempinbox_url") or _setting(config, "url") or "").rstrip("/")
+    origins = {name: given(config, name)[1] for name in ("url", "port", "smtp_port", "loop")}
     return Settings(
         port=_port(config, "port"),
         smtp_port=_port(config, "smtp_port"),
         host=_setting(config, "host") or DEFAULT_HOST,
         domain=_domain(config),
-        url=url,
+        url=url or None,
         limits=_limits(config),
-        tls=_tls(config, starts_a_server=url is None),
+        tls=_tls(config, starts_a_server=not url),
         smtp_auth=_smtp_auth(config),
         store=_store(config),
         dkim_keys=_dkim_keys(config),
         event_loop=_event_loop(config),
-        ui=bool(config.getoption("tempinbox_ui") or config.getini("tempinbox_ui")),
-        keep=bool(config.getoption("tempinbox_keep") or config.getini("tempinbox_keep")),
-        artifacts=_artifacts(config, given.get("tempinbox_artifacts")),
+        ui=given_switch(config, "ui"),
+        keep=given_switch(config, "keep"),
+        artifacts=_artifacts(config, from_controller.get("tempinbox_artifacts")),
         worker=workerinput is not None,
+        origins=origins,
     )
 
 
 def _domain(config: pytest.Config) -> str:
     """``--tempinbox-domain``: a host name, an IDN as its A-labels (``domain_name``)."""
+    text, origin = given(config, "domain")
     try:
-        return domain_name(_setting(config, "domain") or DEFAULT_DOMAIN)
+        return domain_name(text or DEFAULT_DOMAIN)
     except ValueError as exc:
-        raise pytest.UsageError(f"--tempinbox-domain: {exc}") from None
+        raise pytest.UsageError(f"{origin}: {exc}") from None
 
 
 def _artifacts(config: pytest.Config, from_controller: str | None) -> str | None:
     """``--tempinbox-artifacts``, absolute (relative to where pytest was run); xdist's own."""
-    given = from_controller or _setting(config, "artifacts")
-    return None if not given else str(config.invocation_params.dir / given)
+    folder = from_controller or _setting(config, "artifacts")
+    return None if not folder else str(config.invocation_params.dir / folder)
 
 
 def _setting(config: pytest.Config, name: str) -> str | None:
-    value = config.getoption(f"tempinbox_{name}")
-    if value is None and name == "url":
-        value = os.environ.get(URL_ENVIRONMENT_VARIABLE) or None
-    if value is None:
-        try:
-            value = config.getini(f"tempinbox_{name}")
-        except (TypeError, ValueError, pytest.UsageError) as exc:  # a number it cannot read
-            if str(config.inipath) in str(exc):  # pytest's TOML errors name file and key
-                raise pytest.UsageError(str(exc)) from None
-            raise pytest.UsageError(f"tempinbox_{name} in {config.inipath}: {exc}") from None
-    # Not "or None": 0 is a value (a free port; no inbox lifetime).
-    return None if value is None or value == "" else str(value).strip()
+    """The text of the setting ``name``, wherever it came from (see :func:`.sources.given`)."""
+    return given(config, name)[0]
 
 
 def _port(config: pytest.Config, name: str) -> int:
-    text = _setting(config, name) or "0"
+    text, origin = given(config, name)
+    text = text or "0"
     if not text.isdigit() or int(text) > 65535:
-        flag = "--tempinbox-" + name.replace("_", "-")
-        raise pytest.UsageError(f"{flag}: {text!r} is not a port number (0-65535)")
+        raise pytest.UsageError(f"{origin}: {text!r} is not a port number (0-65535)")
     return int(text)
 
 
 def _limits(config: pytest.Config) -> dict[str, float | None]:
     limits = {}
     for setting in LIMIT_SETTINGS:
-        text = _setting(config, setting.flag.replace("-", "_"))
+        text, origin = given(config, setting.flag.replace("-", "_"))
         if text is None:
             continue
         try:
             limits[setting.name] = parse_limit(setting, text)
         except ValueError as exc:
-            raise pytest.UsageError(f"--tempinbox-{setting.flag}: {exc}") from None
+            raise pytest.UsageError(f"{origin}: {exc}") from None
     return limits
 
 
 def _tls(config: pytest.Config, starts_a_server: bool) -> str:
+    text, origin = given(config, "tls")
     try:
-        mode = parse_tls(_setting(config, "tls") or DEFAULT_TLS)
+        mode = parse_tls(text or DEFAULT_TLS)
     except ValueError as exc:
-        raise pytest.UsageError(f"--tempinbox-tls: {exc}") from None
+        raise pytest.UsageError(f"{origin}: {exc}") from None
     if mode != "off" and starts_a_server and not tls_supported():
-        raise pytest.UsageError(f"--tempinbox-tls {mode}: {TLS_EXTRA_MISSING}")
+        raise pytest.UsageError(f"{origin.given(mode)}: {TLS_EXTRA_MISSING}")
     return mode
 
 
 def _store(config: pytest.Config) -> str:
+    text, origin = given(config, "store")
     try:
-        return parse_store(_setting(config, "store") or DEFAULT_STORE)
+        return parse_store(text or DEFAULT_STORE)
     except ValueError as exc:
-        raise pytest.UsageError(f"--tempinbox-store: {exc}") from None
+        raise pytest.UsageError(f"{origin}: {exc}") from None
 
 
 def _dkim_keys(config: pytest.Config) -> dict[str, str]:
-    path = _setting(config, "dkim_keys")
+    path, origin = given(config, "dkim_keys")
     if not path:
         return {}
     from ..checks.dkim import load_dkim_keys
@@ -298,21 +302,23 @@ def _dkim_keys(config: pytest.Config) -> dict[str, str]:
     try:
         return load_dkim_keys(config.invocation_params.dir / path)
     except ValueError as exc:
-        raise pytest.UsageError(f"--tempinbox-dkim-keys: {exc}") from None
+        raise pytest.UsageError(f"{origin}: {exc}") from None
 
 
 def _event_loop(config: pytest.Config) -> str:
     # Read whether or not a server starts here: a bad value is a slip either way.
-    text = _setting(config, "loop") or DEFAULT_EVENT_LOOP
+    given_text, origin = given(config, "loop")
+    text = given_text or DEFAULT_EVENT_LOOP
     kind = text.lower()
     if kind not in EVENT_LOOPS:
         choices = ", ".join(EVENT_LOOPS)
-        raise pytest.UsageError(f"--tempinbox-loop: {text!r} is not an event loop ({choices})")
+        raise pytest.UsageError(f"{origin}: {text!r} is not an event loop ({choices})")
     return kind
 
 
 def _smtp_auth(config: pytest.Config) -> SMTPAuth:
+    text, origin = given(config, "smtp_auth")
     try:
-        return parse_smtp_auth(_setting(config, "smtp_auth") or DEFAULT_SMTP_AUTH)
+        return parse_smtp_auth(text or DEFAULT_SMTP_AUTH)
     except ValueError as exc:
-        raise pytest.UsageError(f"--tempinbox-smtp-auth: {exc}") from None
+        raise pytest.UsageError(f"{origin}: {exc}") from None

@@ -145,8 +145,11 @@ def generate(store: InboxStore, body: bytes, base_url: str) -> Reply:
     path = messages_path(inbox.address)
     created = {
         "email": inbox.address,
-        "created_at": format_timestamp(inbox.created_at),
-        "expires_at": format_timestamp(inbox.expires_at) if inbox.expires_at else None,
+        # Milliseconds: a failed wait asks for the refusals from this moment on.
+        "created_at": format_timestamp(inbox.created_at, milliseconds=True),
+        "expires_at": (
+            format_timestamp(inbox.expires_at, milliseconds=True) if inbox.expires_at else None
+        ),
         "messages_url": base_url.rstrip("/") + path,
     }
     return Reply(201, encode_json(created), headers={"Location": path})

@@ -51,6 +51,8 @@ class LocalTransport:
     """
 
     cancellable = True
+    in_process = True
+    """The server is in this process: only this process sends it mail (see the client's explain)."""
 
     def __init__(
         self,

@@ -87,6 +87,35 @@ def test_no_message_fails_at_once_on_a_message_already_there(
     assert "| Hello Ada," in text
 
 
+def test_no_message_says_a_message_was_already_there_when_the_check_began(
+    inbox: Inbox, server: InboxServer
+) -> None:
+    send(server, make_message(inbox.address, "Welcome"))
+    time.sleep(0.3)  # the check begins well after the message arrived
+    with pytest.raises(MailAssertionError) as raised:
+        inbox.assert_no_message(subject="Welcome", within=5)
+    first = str(raised.value).splitlines()[0]
+    assert first.startswith(
+        f"expected no message with subject containing 'Welcome' at {inbox.address} within 5 s,"
+        " but one was already there when the check began (received "
+    )
+    received_before = float(first.rpartition("(received ")[2].split(" s before")[0])
+    assert 0.25 <= received_before < 5
+
+
+def test_no_message_says_how_long_after_the_check_began_a_message_arrived(
+    inbox: Inbox, server: InboxServer, later: list[threading.Timer]
+) -> None:
+    send_later(later, server, make_message(inbox.address, "Password changed"), 0.4)
+    with pytest.raises(MailAssertionError) as raised:
+        inbox.assert_no_message(subject="Password", within=30)
+    first = str(raised.value).splitlines()[0]
+    assert ", but one arrived " in first
+    assert first.endswith(" s after the check began:")
+    after = float(first.rpartition("but one arrived ")[2].split(" s after")[0])
+    assert 0.3 <= after < 10
+
+
 def test_no_message_fails_as_soon_as_a_matching_message_arrives(
     inbox: Inbox, server: InboxServer, later: list[threading.Timer]
 ) -> None:
@@ -107,6 +136,43 @@ def test_no_message_without_filters_counts_any_message(inbox: Inbox, server: Inb
 def test_no_message_refuses_a_negative_time(inbox: Inbox) -> None:
     with pytest.raises(ValueError, match="within"):
         inbox.assert_no_message(within=-1)
+
+
+@pytest.mark.parametrize("within", ["1", None, True, [1]], ids=["str", "None", "bool", "list"])
+def test_no_message_names_a_within_of_the_wrong_type(inbox: Inbox, within: object) -> None:
+    with pytest.raises(TypeError) as raised:
+        inbox.assert_no_message(within=within)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        f"within must be a number of seconds (int or float), not {type(within).__name__} {within!r}"
+    )
+
+
+def test_a_wait_names_a_timeout_given_as_a_string(inbox: Inbox) -> None:
+    message = "timeout must be a number of seconds (int or float), not str '1'"
+    with pytest.raises(TypeError) as raised:
+        inbox.wait_for_message(timeout="1")  # type: ignore[arg-type]
+    assert str(raised.value) == message
+    # Raised by the method called, not from inside the package's wait.
+    assert raised.traceback[-1].name == "seconds"
+    assert raised.traceback[-2].name == "wait_for_message"
+    with pytest.raises(TypeError, match=r"^timeout must be a number"):
+        inbox.wait_for_messages(1, timeout="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^count must be an int, not str '2'$"):
+        inbox.wait_for_messages("2")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^timeout must be a number of seconds, 0 or more"):
+        inbox.wait_for_message(timeout=-1)
+    with pytest.raises(TypeError, match=r"^wait must be a number"):
+        inbox.client.messages(inbox.address, wait="1")  # type: ignore[arg-type]
+
+
+def test_an_awaited_wait_names_a_timeout_given_as_a_string(inbox: Inbox) -> None:
+    async def scenario() -> None:
+        with pytest.raises(TypeError, match=r"^timeout must be a number of seconds"):
+            await inbox.wait_for_message_async(timeout="1")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"^within must be a number of seconds"):
+            await inbox.assert_no_message_async(within="1")  # type: ignore[arg-type]
+
+    asyncio.run(scenario())
 
 
 def test_no_message_async_fails_on_a_matching_message(inbox: Inbox, server: InboxServer) -> None:
@@ -316,7 +382,8 @@ def test_failures_are_reported_as_failed_assertions(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(
         [
             "E * pytest_tempinbox.errors.MailAssertionError: expected no message with subject"
-            " containing 'Password' at *@tempinbox.test within 5 s, but one was there after *:",
+            " containing 'Password' at *@tempinbox.test within 5 s, but one was already there"
+            " when the check began (received * s before):",
             "E *   - *.* from app@example.com: 'Password changed'",
             "E *     | Hello Ada,",
             "E *     | your password was changed.",

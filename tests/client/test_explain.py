@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import smtplib
@@ -20,6 +21,21 @@ from pytest_tempinbox.server.refusals import RefusalLog, similarity
 from pytest_tempinbox.transport import Answer, Transport
 
 from ..helpers import CLIENT_NAME, make_message, send
+
+# A test whose application sends to an unrelated address and, as with Django's
+# fail_silently=True, swallows the refusal.
+SWALLOWED_INVOICE = """
+import contextlib
+import smtplib
+
+
+def test_invoice(tempinbox, tempinbox_server):
+    host, port = tempinbox_server.smtp_host, tempinbox_server.smtp_port
+    with contextlib.suppress(smtplib.SMTPException):
+        with smtplib.SMTP(host, port) as smtp:
+            smtp.sendmail("app@example.com", ["billing@example.com"], b"Subject: Invoice")
+    tempinbox.wait_for_message(subject="Invoice", timeout=0.2)
+"""
 
 
 def misspelt(address: str) -> str:
@@ -43,6 +59,7 @@ class Recording:
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self.cancellable = transport.cancellable
+        self.in_process = getattr(transport, "in_process", False)
         self.requests: list[str] = []
 
     def request(
@@ -159,12 +176,94 @@ def test_a_wait_lists_mail_refused_for_a_misspelt_address(
         f"no message with subject containing 'Welcome' arrived at {inbox.address} within 0.2 s;",
         "the inbox received no mail at all.",
     ]
-    assert lines[2].startswith(f"the server refused mail to {misspelt(inbox.address)!r} at ")
-    assert lines[2].endswith(f" from 127.0.0.1 (EHLO {CLIENT_NAME}): not a live generated address")
-    assert lines[3] == (
-        f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}; mail sent to another"
-        " host or port (EMAIL_HOST, EMAIL_PORT) never reaches it."
+    assert lines[2].startswith("the server refused mail while this test ran (since its inbox")
+    assert lines[2].endswith(
+        "it reached the server, so the host and port (EMAIL_HOST, EMAIL_PORT) are right;"
+        " the recipient is not:"
     )
+    assert lines[3].startswith(f"  - {misspelt(inbox.address)!r} at ")
+    assert lines[3].endswith(
+        f" from 127.0.0.1 (EHLO {CLIENT_NAME}): not a live generated address (no inbox has"
+        " this address, which is like this inbox's: a typing slip?)"
+    )
+    assert lines[4] == f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}."
+
+
+def test_a_wait_lists_mail_refused_for_an_unrelated_address(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox = client.generate()
+    with contextlib.suppress(smtplib.SMTPRecipientsRefused):  # fail_silently=True
+        send(server, make_message("billing@example.com", "Invoice"))
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(timeout=0)
+    message = str(failure.value)
+    assert "  - 'billing@example.com' at " in message
+    assert (
+        ": not a live generated address ('example.com' is not one of the server's"
+        " domains: tempinbox.test, other.test)" in message
+    )
+    assert "never reaches it" not in message
+
+
+def test_a_wait_names_mail_refused_for_an_inbox_the_test_deleted(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox, gone = client.generate(), client.generate()
+    gone.delete()
+    with contextlib.suppress(smtplib.SMTPRecipientsRefused):
+        send(server, make_message(gone.address, "Welcome"))
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(timeout=0)
+    (line,) = [line for line in str(failure.value).splitlines() if gone.address in line]
+    deleted = client.deleted(gone.address)
+    assert deleted is not None
+    when = deleted.strftime("%H:%M:%S.%f")[:-3]
+    assert line.endswith(f": not a live generated address (its inbox was deleted at {when})")
+
+
+def test_refusals_on_a_shared_server_may_be_another_process_s(server: InboxServer) -> None:
+    with TempInboxClient(server.api_url) as client:  # over HTTP, as an xdist worker
+        inbox = client.generate()
+        refuse(server, misspelt(inbox.address))
+        with pytest.raises(WaitTimeout) as failure:
+            inbox.wait_for_message(timeout=0)
+    lines = str(failure.value).splitlines()
+    assert lines[2].endswith(
+        "; other processes share this server (pytest-xdist workers, other runs), so some of"
+        " it may be theirs:"
+    )
+    assert lines[-1] == (
+        f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}; if none of these"
+        " refusals is this test's mail, check that the application sends there (EMAIL_HOST,"
+        " EMAIL_PORT)."
+    )
+
+
+def test_a_wait_without_refusals_points_at_the_host_and_port(client: TempInboxClient) -> None:
+    inbox = client.generate()
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(timeout=0)
+    assert (
+        str(failure.value)
+        .splitlines()[-1]
+        .endswith("; mail sent to another host or port (EMAIL_HOST, EMAIL_PORT) never reaches it.")
+    )
+
+
+def test_a_wait_shows_five_refusals_and_counts_the_others(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox = client.generate()
+    for number in range(7):
+        refuse(server, f"nobody{number}@tempinbox.test")
+    with pytest.raises(WaitTimeout) as failure:
+        inbox.wait_for_message(timeout=0)
+    lines = str(failure.value).splitlines()
+    assert [line[:23] for line in lines[3:8]] == [
+        f"  - 'nobody{number}@tempinbox.test'"[:23] for number in range(6, 1, -1)
+    ]
+    assert lines[8] == "  and 2 more"
 
 
 def test_mail_refused_before_the_inbox_was_made_is_not_listed(
@@ -183,7 +282,7 @@ def test_every_wait_explains_itself(server: InboxServer, client: TempInboxClient
     refuse(server, misspelt(inbox.address))
     with pytest.raises(WaitTimeout) as failure:
         inbox.wait_for_messages(2, timeout=0)
-    assert f"the server refused mail to {misspelt(inbox.address)!r}" in str(failure.value)
+    assert f"  - {misspelt(inbox.address)!r} at " in str(failure.value)
 
 
 @pytest.mark.asyncio
@@ -195,8 +294,8 @@ async def test_an_awaited_wait_explains_itself(
     with pytest.raises(WaitTimeout) as failure:
         await inbox.wait_for_message_async(timeout=0.1)
     message = str(failure.value)
-    assert f"the server refused mail to {misspelt(inbox.address)!r}" in message
-    assert f"the server takes SMTP at {server.smtp_host}:{server.smtp_port};" in message
+    assert f"  - {misspelt(inbox.address)!r} at " in message
+    assert f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}." in message
     assert "blocked a running event loop" not in message
     with pytest.raises(WaitTimeout) as failure:
         await inbox.wait_for_messages_async(1, timeout=0)
@@ -221,7 +320,7 @@ def test_the_server_location_is_asked_for_once(
         with pytest.raises(WaitTimeout):
             inbox.wait_for_message(timeout=0)
     assert recording.requests.count("GET info") == 1
-    assert recording.requests.count("GET refused") == 2
+    assert recording.requests.count("GET refused") == 4  # those like the address, and all
 
 
 def test_a_server_that_cannot_say_leaves_the_failure_as_it_was(server: InboxServer) -> None:
@@ -349,27 +448,50 @@ def test_the_plugin_shows_a_misspelt_address_and_where_smtp_is(
     )
     result = pytester.runpytest("-p", "no:randomly")
     result.assert_outcomes(failed=1)
+    header = (
+        "the server refused mail while this test ran (since its inbox was made at ??:??:??.???):"
+        " it reached the server, so the host and port (EMAIL_HOST, EMAIL_PORT) are right;"
+        " the recipient is not:"
+    )
     refused = (
-        "the server refused mail to 'alcie@tempinbox.test' at ??:??:??.??? from 127.0.0.1"
-        " (EHLO app.example): not a live generated address"
+        "  - 'alcie@tempinbox.test' at ??:??:??.??? from 127.0.0.1 (EHLO app.example): not a"
+        " live generated address (no inbox has this address, which is like this inbox's:"
+        " a typing slip?)"
     )
-    where = (
-        "the server takes SMTP at 127.0.0.1:*; mail sent to another host or port"
-        " (EMAIL_HOST, EMAIL_PORT) never reaches it."
-    )
+    where = "the server takes SMTP at 127.0.0.1:*."
     result.stdout.fnmatch_lines(
         [
             "E       pytest_tempinbox.errors.WaitTimeout: no message with subject containing"
             " 'Welcome' arrived at alice@tempinbox.test within 0.2 s;",
             "E       the inbox received no mail at all.",
+            f"E       {header}",
             f"E       {refused}",
             f"E       {where}",
             "*- tempinbox -*",
             "alice@tempinbox.test: 0 message(s)",
+            f"  {header}",
             f"  {refused}",
             where,
         ]
     )
+    assert "never reaches it" not in result.stdout.str()
+
+
+def test_the_plugin_names_mail_swallowed_for_an_unrelated_address(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(SWALLOWED_INVOICE)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E       the inbox received no mail at all.",
+            "E       the server refused mail while this test ran*the recipient is not:",
+            "E         - 'billing@example.com' at * not a live generated address ('example.com'"
+            " is not one of the server's domains: tempinbox.test)",
+        ]
+    )
+    assert "EMAIL_PORT) never reaches it" not in result.stdout.str()
 
 
 def test_the_plugin_shows_what_djangos_locmem_backend_kept(pytester: pytest.Pytester) -> None:
@@ -461,3 +583,61 @@ def test_the_plugin_names_the_awaitable_twin_of_a_wait_that_blocks_the_loop(
             "E   *the server takes SMTP at *",
         ]
     )
+
+
+def test_under_xdist_refusals_are_said_to_be_maybe_another_worker_s(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(SWALLOWED_INVOICE)
+    result = pytester.runpytest("-p", "no:randomly", "-p", "xdist", "-n", "2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E       the server refused mail while this test ran (since its inbox was made at *);"
+            " other processes share this server (pytest-xdist workers, other runs), so some of"
+            " it may be theirs:",
+            "E         - 'billing@example.com' at *",
+            "E       the server takes SMTP at *; if none of these refusals is this test's mail,"
+            " check that the application sends there (EMAIL_HOST, EMAIL_PORT).",
+        ]
+    )
+
+
+def test_the_report_names_mail_sent_to_an_inbox_the_test_deleted_once(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import contextlib
+        import smtplib
+
+
+        def test_welcome(tempinbox, tempinbox_factory, tempinbox_server):
+            gone = tempinbox_factory(prefix="gone")
+            gone.delete()
+            host, port = tempinbox_server.smtp_host, tempinbox_server.smtp_port
+            with contextlib.suppress(smtplib.SMTPException):
+                with smtplib.SMTP(host, port) as smtp:
+                    smtp.sendmail("app@example.com", [gone.address], b"Subject: Welcome")
+            tempinbox.wait_for_message(subject="Welcome", timeout=0.2)
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    deleted = (
+        "  - 'gone-*@tempinbox.test' at * not a live generated address (its inbox was deleted at *)"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            f"E       {deleted}",
+            "*- tempinbox -*",
+            "*@tempinbox.test: 0 message(s)",
+            "  the server refused mail while this test ran*",
+            f"  {deleted}",
+            "gone-*@tempinbox.test: could not be read (no inbox at *)",
+            "the server takes SMTP at 127.0.0.1:*.",
+        ]
+    )
+    report = result.stdout.str().split("- tempinbox -")[1]
+    assert report.count("its inbox was deleted at") == 1

@@ -6,19 +6,22 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    ("ini", "args"),
-    [("", ["--tempinbox-domain", "a b"]), ("tempinbox_domain = a b\n", [])],
+    ("ini", "args", "origin"),
+    [
+        ("", ["--tempinbox-domain", "a b"], "--tempinbox-domain"),
+        ("tempinbox_domain = a b\n", [], "tempinbox_domain in tox.ini"),
+    ],
     ids=["option", "ini"],
 )
-def test_a_bad_domain_is_a_usage_error(
-    pytester: pytest.Pytester, ini: str, args: list[str]
+def test_a_bad_domain_is_a_usage_error_naming_where_it_came_from(
+    pytester: pytest.Pytester, ini: str, args: list[str], origin: str
 ) -> None:
     pytester.makeini("[pytest]\n" + ini)
     pytester.makepyfile("def test_uses(tempinbox): pass")
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines[0] == (
-        "ERROR: --tempinbox-domain: 'a b' is not a domain name:"
+        f"ERROR: {origin}: 'a b' is not a domain name:"
         " label 'a b' holds more than letters, digits and inner hyphens"
     )
     assert "Traceback" not in result.stderr.str()

@@ -54,19 +54,22 @@ def test_the_loop_comes_from_the_ini_file_after_the_command_line(
 
 
 @pytest.mark.parametrize(
-    ("ini", "args"),
-    [("", ["--tempinbox-loop", "trio"]), ("tempinbox_loop = trio\n", [])],
+    ("ini", "args", "origin"),
+    [
+        ("", ["--tempinbox-loop", "trio"], "--tempinbox-loop"),
+        ("tempinbox_loop = trio\n", [], "tempinbox_loop in tox.ini"),
+    ],
     ids=["option", "ini"],
 )
-def test_an_unknown_loop_is_a_usage_error(
-    pytester: pytest.Pytester, ini: str, args: list[str]
+def test_an_unknown_loop_is_a_usage_error_naming_where_it_came_from(
+    pytester: pytest.Pytester, ini: str, args: list[str], origin: str
 ) -> None:
     pytester.makeini("[pytest]\n" + ini)
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines[0] == (
-        "ERROR: --tempinbox-loop: 'trio' is not an event loop (auto, asyncio, uvloop)"
+        f"ERROR: {origin}: 'trio' is not an event loop (auto, asyncio, uvloop)"
     )
     assert "Traceback" not in result.stderr.str()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,7 @@ def test_a_zero_in_the_ini_file_is_a_value(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --tempinbox-max-recipients: '0' must be above 0"])
+    result.stderr.fnmatch_lines(["ERROR: tempinbox_max_recipients in tox.ini: '0' must be above 0"])
 
 
 def test_a_word_for_a_number_in_the_ini_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -186,8 +187,117 @@ def test_a_word_for_a_number_in_the_ini_file_is_a_usage_error(pytester: pytest.P
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: tempinbox_max_recipients*'lots'*"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: tempinbox_max_recipients in tox.ini: 'lots' is not a whole number"]
+    )
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        ("tempinbox_port = 8025x", "tempinbox_port in tox.ini: '8025x' is not a port number"),
+        ("tempinbox_ui = maybe", "tempinbox_ui in tox.ini: 'maybe' is not true or false"),
+        ("tempinbox_keep = later", "tempinbox_keep in tox.ini: 'later' is not true or false"),
+        ("tempinbox_tls = sometimes", "tempinbox_tls in tox.ini: 'sometimes' is not a TLS mode"),
+        ("tempinbox_loop = fast", "tempinbox_loop in tox.ini: 'fast' is not an event loop"),
+        ("tempinbox_store = disk", "tempinbox_store in tox.ini: *"),
+        ("tempinbox_ttl = -1", "tempinbox_ttl in tox.ini: '-1' must be 0 or above *"),
+        ("tempinbox_idle_timeout = 1s", "tempinbox_idle_timeout in tox.ini: '1s' is not a*"),
+    ],
+)
+def test_a_bad_ini_value_is_a_usage_error_naming_its_key_and_file(
+    pytester: pytest.Pytester, ini: str, message: str
+) -> None:
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}*"])
+    output = result.stderr.str()
+    assert "--tempinbox" not in output
+    assert "invalid literal" not in output
+    assert "invalid truth value" not in output
+
+
+@pytest.mark.skipif(pytest.version_tuple < (9,), reason="pytest 9 reads [tool.pytest] natively")
+def test_pyproject_values_are_named_and_a_quoted_number_is_read(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        def test_limits(tempinbox_client):
+            assert tempinbox_client.info()["limits"]["recipients"] == 3
+        """
+    )
+    pytester.makepyprojecttoml('[tool.pytest]\ntempinbox_max_recipients = "3"\n')
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.makepyprojecttoml('[tool.pytest]\ntempinbox_port = "8025x"\n')
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: tempinbox_port in pyproject.toml: '8025x' is not a port number (0-65535)"]
+    )
+
+
+def test_a_value_given_with_o_is_named_as_such(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("-o", "tempinbox_port=8025x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: -o tempinbox_port: '8025x' is not a port number (0-65535)"]
+    )
+
+
+def test_a_truth_value_of_the_ini_file_turns_a_switch_on(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_ui = yes\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tempinbox viewer: http://127.0.0.1:*/"])
+
+
+def test_tls_without_trustme_names_the_ini_key_that_asked_for_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trustme", None)  # as if the tls extra were missing
+    pytester.makeini("[pytest]\ntempinbox_tls = starttls\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0].startswith(
+        "ERROR: tempinbox_tls = starttls in tox.ini: TLS needs the trustme package"
+    )
+
+
+def test_a_url_without_a_scheme_asks_for_http(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-url", "127.0.0.1:8025/api")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --tempinbox-url: could not connect to 127.0.0.1:8025/api: not an http:// URL;"
+            " add http:// (http://127.0.0.1:8025/api)"
+        ]
+    )
+    assert "unknown url type" not in result.stderr.str()
+
+
+def test_an_unreachable_url_of_the_environment_says_so_and_names_the_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()  # nothing listens there
+    monkeypatch.setenv("TEMPINBOX_URL", f"http://127.0.0.1:{port}/api")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: $TEMPINBOX_URL: could not connect to http://127.0.0.1:{port}/api:"
+            " connection refused; is the server running?"
+        ]
+    )
+    assert "is not a pytest-tempinbox server" not in result.stderr.str()
 
 
 def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pytester) -> None:
@@ -209,7 +319,7 @@ def test_the_plugin_keeps_inboxes_until_teardown_by_default(pytester: pytest.Pyt
         (["--tempinbox-smtp-port", "70000"], "*--tempinbox-smtp-port: '70000' is not a port*"),
         (
             ["--tempinbox-url", "http://127.0.0.1:9/api"],
-            "*--tempinbox-url: http://127.0.0.1:9/api*",
+            "*--tempinbox-url: could not connect to http://127.0.0.1:9/api: connection refused*",
         ),
         (["--tempinbox-tls", "sometimes"], "*--tempinbox-tls: 'sometimes' is not a TLS mode*"),
         (
@@ -254,26 +364,34 @@ def test_a_url_without_api_asks_whether_api_was_meant(pytester: pytest.Pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            f"ERROR: --tempinbox-url: {root} is not a pytest-tempinbox server: *404*"
+            f"ERROR: --tempinbox-url: {root} answered, but is not a pytest-tempinbox server: *404*"
             f"; did you mean {root}/api?"
         ]
     )
 
 
-def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytester) -> None:
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that a socket listens on for the whole test."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        port = taken.getsockname()[1]
-        pytester.makepyfile(
-            """
-            def test_plain(): pass
-            def test_uses(tempinbox): pass
-            def test_uses_too(tempinbox): pass
-            """
-        )
-        # A process of its own, as a user's run is: the run ends with pytest.exit.
-        result = pytester.runpytest_subprocess("--tempinbox-smtp-port", str(port))
+        yield taken.getsockname()[1]
+
+
+def test_a_taken_port_ends_the_run_once_as_a_usage_error(
+    pytester: pytest.Pytester, taken_port: int
+) -> None:
+    port = taken_port
+    pytester.makepyfile(
+        """
+        def test_plain(): pass
+        def test_uses(tempinbox): pass
+        def test_uses_too(tempinbox): pass
+        """
+    )
+    # A process of its own, as a user's run is: the run ends with pytest.exit.
+    result = pytester.runpytest_subprocess("--tempinbox-smtp-port", str(port))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.assert_outcomes(passed=1)
     message = (
@@ -285,6 +403,22 @@ def test_a_taken_port_ends_the_run_once_as_a_usage_error(pytester: pytest.Pytest
     assert output.count("cannot listen") == 1
     assert "Traceback" not in output
     assert "plugin.py" not in output
+
+
+def test_a_taken_port_of_the_ini_file_is_named_as_its_key(
+    pytester: pytest.Pytester, taken_port: int
+) -> None:
+    port = taken_port
+    pytester.makeini(f"[pytest]\ntempinbox_port = {port}\n")
+    pytester.makepyfile("def test_uses(tempinbox): pass")
+    result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(
+        [
+            f"*Exit: pytest-tempinbox: cannot listen for HTTP on 127.0.0.1:{port}: address already"
+            " in use; choose another tempinbox_port in tox.ini, or 0 for a free one *"
+        ]
+    )
 
 
 def test_a_failing_test_reports_the_mail_it_received(pytester: pytest.Pytester) -> None:
@@ -341,23 +475,63 @@ def test_the_ui_option_starts_the_server_at_once_and_prints_the_viewer_url(
     result.stdout.fnmatch_lines([f"tempinbox viewer: http://127.0.0.1:{port}/"])
 
 
-def test_the_ui_option_links_each_new_inbox_to_the_viewer(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        def test_one(tempinbox, tempinbox_factory):
-            tempinbox_factory(prefix="extra")
-        """
-    )
-    pytester.runpytest().stdout.no_fnmatch_line("*tempinbox viewer*")
-    result = pytester.runpytest("--tempinbox-ui")
-    result.assert_outcomes(passed=1)
+UI_TESTS = """
+def test_one(tempinbox, tempinbox_factory):
+    tempinbox_factory(prefix="extra")
+
+def test_two(tempinbox):
+    pass
+
+def test_three():
+    pass
+"""
+
+
+def test_the_ui_option_links_each_new_inbox_to_the_viewer_under_verbose(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(UI_TESTS)
+    pytester.runpytest("-v").stdout.no_fnmatch_line("*tempinbox viewer*")
+    result = pytester.runpytest("--tempinbox-ui", "-v", "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(
         [
             "tempinbox viewer: http://127.0.0.1:*/",
+            "*::test_one ",
             "tempinbox viewer: http://127.0.0.1:*/?inbox=*@tempinbox.test (*::test_one)",
             "tempinbox viewer: http://127.0.0.1:*/?inbox=extra-*@tempinbox.test (*::test_one)",
+            "*::test_one PASSED*",
         ]
     )
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]], ids=["default", "quiet"])
+def test_the_ui_lines_stay_out_of_the_progress_dots(
+    pytester: pytest.Pytester, quiet: list[str]
+) -> None:
+    pytester.makepyfile(UI_TESTS)
+    result = pytester.runpytest("--tempinbox-ui", "-p", "no:randomly", *quiet)
+    result.assert_outcomes(passed=3)
+    lines = result.stdout.lines
+    progress = [line for line in lines if line.rstrip().endswith("[100%]")]
+    assert len(progress) == 1
+    assert progress[0].split()[-2].endswith("...")  # the three dots on one line
+    viewer = [number for number, line in enumerate(lines) if "tempinbox viewer" in line]
+    assert len(viewer) == 2
+    assert viewer[0] < lines.index(progress[0]) < viewer[1]
+    assert lines[viewer[0]].startswith("tempinbox viewer: http://127.0.0.1:")
+    assert lines[viewer[1]].endswith(
+        "/ (3 inbox(es) made; pytest -v prints a link to each as its test runs)"
+    )
+
+
+def test_the_ui_line_is_among_the_header_lines(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-ui")
+    result.stdout.fnmatch_lines(
+        ["*test session starts*", "platform *", "tempinbox viewer: http://*/", "collected 1 item"]
+    )
+    assert result.stdout.str().count("tempinbox viewer") == 1
 
 
 def test_the_ui_comes_from_the_ini_file_and_shows_under_quiet(pytester: pytest.Pytester) -> None:
@@ -367,6 +541,7 @@ def test_the_ui_comes_from_the_ini_file_and_shows_under_quiet(pytester: pytest.P
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tempinbox viewer: http://127.0.0.1:*/"])
+    assert result.stdout.lines[0].startswith("tempinbox viewer: ")
 
 
 def test_the_ui_of_a_remote_server_is_its_own_viewer(
