@@ -162,14 +162,16 @@ def mailers_settings(
 
     Each mailer becomes Django's SMTP backend, or :class:`EmailBackend` with TLS
     on, with the server's host and port; its ``use_tls`` and ``use_ssl``
-    options, read from ``production`` (the project's ``MAILERS``; default:
-    ``mailers``), turn into what the server speaks, as in :func:`mail_settings`,
-    and the SMTP backend's other options it sets (``username``, ``password``,
-    ``timeout``, ``ssl_certfile``, ``ssl_keyfile``) are kept. A mailer named in
+    options turn into what the server speaks, as in :func:`mail_settings`, and
+    the SMTP backend's other options it sets (``username``, ``password``,
+    ``timeout``, ``ssl_certfile``, ``ssl_keyfile``) are kept. The options are
+    the mailer's own; for one without ``OPTIONS`` (the locmem backend that
+    Django's test environment puts in each mailer's place), those of the same
+    mailer in ``production``, the project's ``MAILERS``. A mailer named in
     ``keep`` stays as it is in ``mailers``. Raises :class:`ValueError` when
     ``keep`` names a mailer that ``mailers`` does not define.
     """
-    production = mailers if production is None else production
+    production = {} if production is None else production
     unknown = sorted(set(keep) - set(mailers))
     if unknown:
         names = ", ".join(map(repr, unknown))
@@ -180,7 +182,7 @@ def mailers_settings(
         if alias in keep:
             pointed[alias] = mailer
             continue
-        options = production.get(alias, mailer).get("OPTIONS", {})
+        options = mailer.get("OPTIONS", production.get(alias, {}).get("OPTIONS", {}))
         use_tls, use_ssl = _served_tls(
             server.tls, bool(options.get("use_tls")), bool(options.get("use_ssl"))
         )

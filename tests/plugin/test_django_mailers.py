@@ -227,6 +227,18 @@ def test_the_tls_options_come_from_the_production_mailers() -> None:
     assert values["MAILERS"]["default"]["OPTIONS"]["use_ssl"] is True
 
 
+def test_a_mailer_with_options_of_its_own_keeps_its_tls() -> None:
+    # A test's override_settings(MAILERS=...) over the project's: its own options count.
+    from pytest_tempinbox.django_mail import mailers_settings
+
+    overridden = {"default": {"OPTIONS": {"host": "test.example.com"}}}
+    production: dict[str, Any] = {"default": {"OPTIONS": {"host": "h", "use_tls": True}}}
+
+    values = mailers_settings(FakeServer("starttls"), overridden, production)
+
+    assert values["MAILERS"]["default"]["OPTIONS"]["use_tls"] is False
+
+
 def test_a_kept_mailer_is_left_as_it_is() -> None:
     from pytest_tempinbox.django_mail import mailers_settings
 
