@@ -1,9 +1,11 @@
 """The ``tempinbox_django`` fixture's work: Django's mail settings pointed at the session's server.
 
 The fixture itself is declared in the plugin's package, where pytest finds it;
-:func:`django_mail_to` does what it promises, with pytest-django's
-``settings`` fixture when that plugin is active, else Django's
-``override_settings``. What the settings are is :mod:`pytest_tempinbox.django_mail`'s.
+:func:`django_mail_to` does what it promises, with one
+:class:`~pytest_tempinbox.django_mail.override_mail_settings` (Django's
+``override_settings``, quiet about the ``EMAIL_*`` settings that Django 6.1
+deprecates), undone by pytest-django's ``settings`` fixture when that plugin
+is active. What the settings are is :mod:`pytest_tempinbox.django_mail`'s.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from .settings import KEEP_MAILERS_INI
 
 if TYPE_CHECKING:
+    from ..django_mail import override_mail_settings
     from . import TempInboxServer
 
 __all__ = ["django_mail_to"]
@@ -62,7 +65,7 @@ def django_mail_to(request: pytest.FixtureRequest, server: TempInboxServer) -> I
                 override.disable()
 
 
-def _override_with(settings: Any, override: Any, values: dict[str, Any]) -> None:
+def _override_with(settings: Any, override: override_mail_settings, values: dict[str, Any]) -> None:
     """Enable ``override`` as one of the changes pytest-django's ``settings`` fixture undoes.
 
     Through it, the changes of the test's own, made later, are undone in the
