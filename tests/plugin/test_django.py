@@ -194,6 +194,31 @@ def test_only_the_settings_that_differ_are_overridden(project: pytest.Pytester) 
     run_with_pytest_django(project).assert_outcomes(passed=2)
 
 
+def test_the_tests_own_settings_changes_are_undone_with_the_fixtures(
+    project: pytest.Pytester,
+) -> None:
+    # pytest-django's settings fixture, set up before tempinbox_django, undoes both in order.
+    project.makepyfile(
+        test_mail="""
+        from django.conf import settings as django_settings
+
+        from pytest_tempinbox.django_mail import email_settings_quiet
+
+
+        def test_changes(settings, tempinbox_django):
+            settings.DEFAULT_FROM_EMAIL = "test@example.com"
+
+
+        def test_every_change_is_undone():
+            assert django_settings.DEFAULT_FROM_EMAIL == "shop@example.com"
+            with email_settings_quiet():
+                assert django_settings.EMAIL_HOST == "smtp.example.com"
+        """
+    )
+
+    run_with_pytest_django(project).assert_outcomes(passed=2)
+
+
 def test_a_django_test_case_uses_the_fixture_through_usefixtures(
     project: pytest.Pytester,
 ) -> None:
