@@ -198,6 +198,11 @@ def tempinbox_django(
     ``EMAIL_USE_TLS`` or ``EMAIL_USE_SSL`` is kept when ``--tempinbox-tls``
     serves it (``starttls``/``required``, ``implicit``), with the server's CA
     trusted; on a plain server (the default) both are turned off for the test.
-    Fails the test with one line when Django is missing or not configured.
+    On Django 6.1 and later, settings that define ``MAILERS`` get each mailer
+    pointed at the server instead, the default and every named one, each with
+    its own ``use_tls`` or ``use_ssl`` treated so, but those named by the
+    ``tempinbox_django_keep_mailers`` ini key; the fixture causes none of
+    Django's warnings about the ``EMAIL_*`` settings. Fails the test with one
+    line when Django is missing or not configured.
     """
     yield from django_mail_to(request, tempinbox_server)

@@ -39,7 +39,16 @@ from ..smtp_security import (
 )
 from .sources import URL_ENVIRONMENT_VARIABLE, Origin, given, given_switch
 
-__all__ = ["URL_ENVIRONMENT_VARIABLE", "Settings", "add_options", "resolve_settings"]
+__all__ = [
+    "KEEP_MAILERS_INI",
+    "URL_ENVIRONMENT_VARIABLE",
+    "Settings",
+    "add_options",
+    "resolve_settings",
+]
+
+KEEP_MAILERS_INI = "tempinbox_django_keep_mailers"
+"""The ini key naming the Django ``MAILERS`` that ``tempinbox_django`` leaves as they are."""
 
 _OPTIONS = (
     ("port", "port of the HTTP API (0: a free port)", "0"),
@@ -78,6 +87,10 @@ _OPTIONS = (
 _KEEP_HELP = (
     "do not delete the inboxes of failing tests; at the end of the run, print their viewer "
     "links and keep the server running until Ctrl-C (on a terminal, outside CI) (default: off)"
+)
+_KEEP_MAILERS_HELP = (
+    "Django 6.1 and later: the MAILERS aliases that tempinbox_django leaves as they are, "
+    "separated by spaces (default: none: every mailer sends to the server)"
 )
 _UI_HELP = (
     "start the server when the session starts and print the URL of its inbox viewer, "
@@ -186,6 +199,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("tempinbox_ui", _UI_HELP, type="bool", default=False)
     group.addoption("--tempinbox-keep", action="store_true", dest="tempinbox_keep", help=_KEEP_HELP)
     parser.addini("tempinbox_keep", _KEEP_HELP, type="bool", default=False)
+    parser.addini(KEEP_MAILERS_INI, _KEEP_MAILERS_HELP, type="args", default=[])
     for setting in LIMIT_SETTINGS:
         key = setting.flag.replace("-", "_")
         help = f"{setting.help} (default: {format_limit(setting.default)})"

@@ -1,9 +1,12 @@
 """The ``tempinbox_django`` fixture: a real Django project's mail, sent to the test server.
 
-Each test runs a small Django project as a pytest session of its own, in a
-subprocess: Django's settings are global to a process, and configuring them here
-would change every other test of this suite. Django 5.2 (the LTS) is the newest
-Django for Python 3.10 and 3.11; Django 6 needs Python 3.12.
+Each test runs a small Django project whose settings use ``EMAIL_*`` (the
+settings before Django 6.1's ``MAILERS``) as a pytest session of its own (see
+:mod:`.django_projects`). They run on Django 4.2, 5.2 and 6.1. On 6.1 Django
+warns about the project's ``EMAIL_*`` settings when it loads them; that
+warning, said where pytest-django (or the project's conftest) loads the
+settings, is the project's, and let pass; any other, one the fixture caused
+included, is an error. The ``MAILERS`` projects are in test_django_mailers.py.
 """
 
 from __future__ import annotations
@@ -12,21 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tempinbox.plugin import URL_ENVIRONMENT_VARIABLE
 from pytest_tempinbox.server.inbox_server import InboxServer
 
-SETTINGS = """
-SECRET_KEY = "only-for-the-tests"
-INSTALLED_APPS = []
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
-USE_TZ = True
+from . import django_projects
+from .django_projects import FakeServer, run_with_pytest_django
 
+MAIL_SETTINGS = """
 # Production mail settings: the fixture points them at the test server.
 EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 EMAIL_HOST = "smtp.example.com"
 EMAIL_PORT = 587
-DEFAULT_FROM_EMAIL = "shop@example.com"
 """
+# Django 6.1's warning about the project's EMAIL_* settings, where they are loaded.
+PROJECTS_OWN_WARNING = (
+    r"ignore:The EMAIL_:PendingDeprecationWarning:(pytest_django[.]plugin|conftest)$"
+)
 
 SEND_TEST = """
 import socket
@@ -34,6 +37,8 @@ import socket
 import pytest
 from django.conf import settings
 from django.core.mail import send_mail
+
+from pytest_tempinbox.django_mail import email_settings_quiet, project_tls
 
 
 def test_send_mail_reaches_the_inbox(tempinbox_django, tempinbox, monkeypatch):
@@ -45,42 +50,25 @@ def test_send_mail_reaches_the_inbox(tempinbox_django, tempinbox, monkeypatch):
 
     message = tempinbox.wait_for_message(subject="Your order", timeout=10)
     assert "1042" in message.text
-    print("EMAIL_USE_TLS", settings.EMAIL_USE_TLS, "EMAIL_USE_SSL", settings.EMAIL_USE_SSL)
+    print("EMAIL_USE_TLS {} EMAIL_USE_SSL {}".format(*project_tls()))
 
 
 def test_the_settings_are_restored_after_the_test():
-    assert settings.EMAIL_HOST == "smtp.example.com"
-    assert settings.EMAIL_PORT == 587
+    with email_settings_quiet():  # Django 6.1 warns the test itself reading them
+        assert (settings.EMAIL_HOST, settings.EMAIL_PORT) == ("smtp.example.com", 587)
 """
-
-PLUGINS = ("-p", "pytest_django.plugin", "-p", "pytest_tempinbox.plugin")
 
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A Django project, ``mail_site``, with only the plugins named on each run's command line."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)  # for pytest-asyncio, not loaded here
-    monkeypatch.delenv(URL_ENVIRONMENT_VARIABLE, raising=False)
-    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
-    pytester.mkpydir("mail_site")
-    pytester.makeini(
-        """
-        [pytest]
-        pythonpath = .
-        filterwarnings = error
-        """
+    return django_projects.make_project(
+        pytester, monkeypatch, MAIL_SETTINGS, let_pass=PROJECTS_OWN_WARNING
     )
-    write_settings(pytester, "")
-    return pytester
 
 
 def write_settings(pytester: pytest.Pytester, extra: str) -> None:
-    (pytester.path / "mail_site" / "settings.py").write_text(SETTINGS + extra, encoding="utf-8")
-
-
-def run_with_pytest_django(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(*PLUGINS, "--ds", "mail_site.settings", "-s", *args)
+    django_projects.write_settings(pytester, MAIL_SETTINGS + extra)
 
 
 def test_send_mail_reaches_the_inbox_through_the_smtp_backend(project: pytest.Pytester) -> None:
@@ -109,11 +97,17 @@ def test_the_tls_backends_share_one_context_for_the_test_ca(project: pytest.Pyte
     write_settings(project, "EMAIL_USE_TLS = True\n")
     project.makepyfile(
         test_mail="""
-        from django.core.mail import get_connection, send_mail
+        from django.core import mail
+        from django.core.mail import send_mail
+
+
+        def connection():
+            # Django 6.1 deprecates get_connection(); mailers.default makes one from EMAIL_*.
+            return mail.mailers.default if hasattr(mail, "mailers") else mail.get_connection()
 
 
         def test_two_mails(tempinbox_django, tempinbox):
-            assert get_connection().ssl_context is get_connection().ssl_context
+            assert connection().ssl_context is connection().ssl_context
             send_mail("first", "One.", None, [tempinbox.address])
             send_mail("second", "Two.", None, [tempinbox.address])
 
@@ -177,19 +171,48 @@ def test_only_the_settings_that_differ_are_overridden(project: pytest.Pytester) 
         from django.conf import settings
         from django.test.signals import setting_changed
 
+        from pytest_tempinbox.django_mail import email_settings_quiet
+
         changed = set()
         setting_changed.connect(lambda setting, **kwargs: changed.add(setting), weak=False)
 
 
         def test_mail(tempinbox_django):
-            assert settings.EMAIL_USE_TLS is False
-            assert settings.EMAIL_USE_SSL is False
+            with email_settings_quiet():
+                assert settings.EMAIL_USE_TLS is False
+                assert settings.EMAIL_USE_SSL is False
             emails = sorted(name for name in changed if name.startswith("EMAIL_"))
             assert emails == ["EMAIL_BACKEND", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_USE_TLS"]
 
 
         def test_the_settings_are_restored_after_the_test():
-            assert (settings.EMAIL_HOST, settings.EMAIL_USE_TLS) == ("smtp.example.com", 0)
+            with email_settings_quiet():
+                assert (settings.EMAIL_HOST, settings.EMAIL_USE_TLS) == ("smtp.example.com", 0)
+        """
+    )
+
+    run_with_pytest_django(project).assert_outcomes(passed=2)
+
+
+def test_the_tests_own_settings_changes_are_undone_with_the_fixtures(
+    project: pytest.Pytester,
+) -> None:
+    # pytest-django's settings fixture, set up before tempinbox_django, undoes both in order.
+    project.makepyfile(
+        test_mail="""
+        from django.conf import settings as django_settings
+
+        from pytest_tempinbox.django_mail import email_settings_quiet
+
+
+        def test_changes(settings, tempinbox_django):
+            settings.DEFAULT_FROM_EMAIL = "test@example.com"
+
+
+        def test_every_change_is_undone():
+            assert django_settings.DEFAULT_FROM_EMAIL == "shop@example.com"
+            with email_settings_quiet():
+                assert django_settings.EMAIL_HOST == "smtp.example.com"
         """
     )
 
@@ -230,6 +253,8 @@ def test_without_pytest_django_override_settings_is_used(
 ) -> None:
     monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "mail_site.settings")
     write_settings(project, "EMAIL_USE_SSL = True\n")
+    # Without pytest-django, the project sets Django up itself.
+    project.makeconftest("import django\n\ndjango.setup()\n")
     project.makepyfile(test_mail=SEND_TEST)
 
     result = project.runpytest_subprocess(
@@ -274,15 +299,6 @@ def test_django_is_imported_only_by_the_fixture(project: pytest.Pytester) -> Non
     )
 
     project.runpytest_subprocess("-p", "pytest_tempinbox.plugin").assert_outcomes(passed=1)
-
-
-class FakeServer:
-    smtp_host = "127.0.0.1"
-    smtp_port = 2525
-    ca_path = "/tmp/ca.pem"
-
-    def __init__(self, tls: str) -> None:
-        self.tls = tls
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from django.conf import settings
 from django.core.mail import send_mail
-from django.test import SimpleTestCase, override_settings
+from django.test import SimpleTestCase
 
 from pytest_tempinbox import InboxServer, TempInboxClient
-from pytest_tempinbox.django_mail import mail_settings
+from pytest_tempinbox.django_mail import mail_settings, override_mail_settings, project_tls
 
 
 class InboxTestCase(SimpleTestCase):
@@ -28,9 +27,10 @@ class InboxTestCase(SimpleTestCase):
         cls.addClassCleanup(cls.server.stop)
         cls.inboxes = TempInboxClient(cls.server.api_url)
         cls.addClassCleanup(cls.inboxes.close)
-        # The SMTP backend (one that trusts the server's CA), its host and port.
-        mail = mail_settings(cls.server, settings.EMAIL_USE_TLS, settings.EMAIL_USE_SSL)
-        override = override_settings(**mail)
+        # The SMTP backend (one that trusts the server's CA), its host and port; read and
+        # overridden without Django 6.1's warning about the EMAIL_* settings.
+        mail = mail_settings(cls.server, *project_tls())
+        override = override_mail_settings(**mail)
         override.enable()
         cls.addClassCleanup(override.disable)
 
@@ -50,4 +50,4 @@ class OrderMailTests(InboxTestCase):
         message = self.inbox.wait_for_message(subject="Your order")
         assert message.text is not None
         assert "1042" in message.text
-        assert settings.EMAIL_USE_TLS
+        assert project_tls() == (True, False)
