@@ -242,7 +242,8 @@ def django_line(address: str) -> str | None:
     return (
         f"Django's locmem backend kept {kept} message(s) for this address"
         " (django.core.mail.outbox): the mail never reached SMTP; point Django's"
-        " EMAIL_BACKEND at the SMTP backend (see the tempinbox_django fixture)."
+        " EMAIL_BACKEND (MAILERS on Django 6.1) at the SMTP backend"
+        " (see the tempinbox_django fixture)."
     )
 
 

@@ -350,7 +350,8 @@ def test_the_failure_names_what_djangos_locmem_backend_kept(
         inbox.wait_for_message(timeout=0)
     assert (
         "Django's locmem backend kept 1 message(s) for this address (django.core.mail.outbox):"
-        " the mail never reached SMTP; point Django's EMAIL_BACKEND at the SMTP backend"
+        " the mail never reached SMTP; point Django's EMAIL_BACKEND (MAILERS on Django 6.1)"
+        " at the SMTP backend"
         " (see the tempinbox_django fixture)."
     ) in str(failure.value).splitlines()
 
@@ -522,7 +523,8 @@ def test_the_plugin_shows_what_djangos_locmem_backend_kept(pytester: pytest.Pyte
     result.assert_outcomes(failed=1)
     kept = (
         "Django's locmem backend kept 1 message(s) for this address (django.core.mail.outbox):"
-        " the mail never reached SMTP; point Django's EMAIL_BACKEND at the SMTP backend"
+        " the mail never reached SMTP; point Django's EMAIL_BACKEND (MAILERS on Django 6.1)"
+        " at the SMTP backend"
         " (see the tempinbox_django fixture)."
     )
     result.stdout.fnmatch_lines(
