@@ -15,6 +15,7 @@ import binascii
 import codecs
 import functools
 import re
+from encodings import normalize_encoding
 
 from .budget import ParseRun
 
@@ -90,10 +91,22 @@ _LATIN1 = "latin-1"
 _UTF8_ELSE_LATIN1 = "UTF-8, its other bytes as latin-1"
 
 
+# Charset names that only some of the supported Pythons know, so that text reads
+# the same on each: "windows-31j", IANA's name for Microsoft's Shift_JIS and
+# common in Japanese mail, is an alias of cp932 only from Python 3.13 on.
+_ALIASES = {"windows_31j": "cp932"}
+
+
+def _lookup(charset: str | None) -> str:
+    """Python's name for a charset; raises LookupError (ValueError for a NUL) if unknown."""
+    name = charset or ""
+    return codecs.lookup(_ALIASES.get(normalize_encoding(name.lower()), name)).name
+
+
 def _codec(charset: str | None) -> str | None:
     """Return Python's name for a charset, or None when it is unknown or too slow."""
     try:
-        name = codecs.lookup(charset or "").name
+        name = _lookup(charset)
     except Exception:  # LookupError, or ValueError for a name with a NUL
         return None
     return None if name in _SLOW_CODECS else name
@@ -102,7 +115,7 @@ def _codec(charset: str | None) -> str | None:
 def slow(charset: str | None) -> bool:
     """Whether Python's codec for ``charset`` is too slow for a large body."""
     try:
-        return codecs.lookup(charset or "").name in _SLOW_CODECS
+        return _lookup(charset) in _SLOW_CODECS
     except Exception:
         return False
 
