@@ -20,6 +20,7 @@ from encodings import normalize_encoding
 from .budget import ParseRun
 
 __all__ = [
+    "UUENCODINGS",
     "b64decode",
     "clean",
     "decode_words",
@@ -27,6 +28,7 @@ __all__ = [
     "slow",
     "to_text",
     "unfold",
+    "uudecode",
 ]
 
 # --- text: surrogates, charsets, encoded words --------------------------------
@@ -192,6 +194,48 @@ def b64decode(data: bytes) -> bytes:
         return binascii.a2b_base64(data + b"=" * (-len(data) % 4))
     except binascii.Error:
         return b""
+
+
+#: The Content-Transfer-Encoding names of uuencode, as the email package knows them.
+UUENCODINGS = frozenset({"x-uuencode", "uuencode", "uue", "x-uue"})
+
+
+def uudecode(data: bytes) -> bytes | None:
+    """Decode a uuencoded body as Python 3.11 and later do; None where they give up.
+
+    Python 3.10 decodes with the ``uu`` module, which gives up on a body
+    without an ``end`` line and reads on past an empty one; 3.11 on decode
+    such a body and give up on the empty line. Read here as 3.11 on read it, on
+    every Python. Where this gives None, the email package serves the body
+    undecoded.
+    """
+    lines = iter(data.splitlines())
+    for line in lines:
+        if line.startswith(b"begin "):
+            mode = line[6:].partition(b" ")[0]
+            try:
+                int(mode, base=8)
+            except ValueError:
+                continue
+            break
+    else:
+        return None
+    decoded = []
+    for line in lines:
+        if not line:
+            return None  # cut short
+        if line.strip(b" \t\r\n\f") == b"end":
+            break
+        try:
+            decoded.append(binascii.a2b_uu(line))
+        except binascii.Error:
+            # Broken encoders pad lines past their length byte: read only as far as it says.
+            length = (((line[0] - 32) & 63) * 4 + 5) // 3
+            try:
+                decoded.append(binascii.a2b_uu(line[:length]))
+            except binascii.Error:
+                return None
+    return b"".join(decoded)
 
 
 _ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([\x21-\x3e\x40-\x7e]*)\?=")
