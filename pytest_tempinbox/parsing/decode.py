@@ -204,10 +204,10 @@ def uudecode(data: bytes) -> bytes | None:
     """Decode a uuencoded body as Python 3.11 and later do; None where they give up.
 
     Python 3.10 decodes with the ``uu`` module, which gives up on a body
-    without an ``end`` line and reads on past an empty one; 3.11 on decode
-    such a body and give up on the empty line. Read here as 3.11 on read it, on
-    every Python. Where this gives None, the email package serves the body
-    undecoded.
+    without an ``end`` line and reads on past an empty line; 3.11 and later
+    decode the first and give up on the second. Read here as 3.11 reads it, on
+    every Python; where this gives None, the body is served undecoded, as the
+    email package serves it.
     """
     lines = iter(data.splitlines())
     for line in lines:
