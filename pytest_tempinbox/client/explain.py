@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Callable
-from email.utils import getaddresses
 from typing import TYPE_CHECKING
 
 from ..errors import TempInboxError
@@ -248,10 +247,13 @@ def django_line(address: str) -> str | None:
 
 
 def _addressed_to(message: object, address: str) -> bool:
+    # Read as the server reads a To header, on every Python alike.
+    from ..parsing.email_internals import address_list
+
     recipients = getattr(message, "recipients", None)
     try:
         listed = recipients() if callable(recipients) else []
-        found = getaddresses([str(recipient) for recipient in listed])
+        found = address_list([str(recipient) for recipient in listed])
     except Exception:  # someone else's object: whatever it raises, it is no match
         return False
     return any(email.lower() == address.lower() for _, email in found)

@@ -15,10 +15,12 @@ import binascii
 import codecs
 import functools
 import re
+from encodings import normalize_encoding
 
 from .budget import ParseRun
 
 __all__ = [
+    "UUENCODINGS",
     "b64decode",
     "clean",
     "decode_words",
@@ -26,6 +28,7 @@ __all__ = [
     "slow",
     "to_text",
     "unfold",
+    "uudecode",
 ]
 
 # --- text: surrogates, charsets, encoded words --------------------------------
@@ -90,10 +93,22 @@ _LATIN1 = "latin-1"
 _UTF8_ELSE_LATIN1 = "UTF-8, its other bytes as latin-1"
 
 
+# Charset names that only some of the supported Pythons know, so that text reads
+# the same on each: "windows-31j", IANA's name for Microsoft's Shift_JIS and
+# common in Japanese mail, is an alias of cp932 only from Python 3.13 on.
+_ALIASES = {"windows_31j": "cp932"}
+
+
+def _lookup(charset: str | None) -> str:
+    """Python's name for a charset; raises LookupError (ValueError for a NUL) if unknown."""
+    name = charset or ""
+    return codecs.lookup(_ALIASES.get(normalize_encoding(name.lower()), name)).name
+
+
 def _codec(charset: str | None) -> str | None:
     """Return Python's name for a charset, or None when it is unknown or too slow."""
     try:
-        name = codecs.lookup(charset or "").name
+        name = _lookup(charset)
     except Exception:  # LookupError, or ValueError for a name with a NUL
         return None
     return None if name in _SLOW_CODECS else name
@@ -102,7 +117,7 @@ def _codec(charset: str | None) -> str | None:
 def slow(charset: str | None) -> bool:
     """Whether Python's codec for ``charset`` is too slow for a large body."""
     try:
-        return codecs.lookup(charset or "").name in _SLOW_CODECS
+        return _lookup(charset) in _SLOW_CODECS
     except Exception:
         return False
 
@@ -179,6 +194,48 @@ def b64decode(data: bytes) -> bytes:
         return binascii.a2b_base64(data + b"=" * (-len(data) % 4))
     except binascii.Error:
         return b""
+
+
+#: The Content-Transfer-Encoding names of uuencode, as the email package knows them.
+UUENCODINGS = frozenset({"x-uuencode", "uuencode", "uue", "x-uue"})
+
+
+def uudecode(data: bytes) -> bytes | None:
+    """Decode a uuencoded body as Python 3.11 and later do; None where they give up.
+
+    Python 3.10 decodes with the ``uu`` module, which gives up on a body
+    without an ``end`` line and reads on past an empty line; 3.11 and later
+    decode the first and give up on the second. Read here as 3.11 reads it, on
+    every Python; where this gives None, the body is served undecoded, as the
+    email package serves it.
+    """
+    lines = iter(data.splitlines())
+    for line in lines:
+        if line.startswith(b"begin "):
+            mode = line[6:].partition(b" ")[0]
+            try:
+                int(mode, base=8)
+            except ValueError:
+                continue
+            break
+    else:
+        return None
+    decoded = []
+    for line in lines:
+        if not line:
+            return None  # cut short
+        if line.strip(b" \t\r\n\f") == b"end":
+            break
+        try:
+            decoded.append(binascii.a2b_uu(line))
+        except binascii.Error:
+            # Broken encoders pad lines past their length byte: read only as far as it says.
+            length = (((line[0] - 32) & 63) * 4 + 5) // 3
+            try:
+                decoded.append(binascii.a2b_uu(line[:length]))
+            except binascii.Error:
+                return None
+    return b"".join(decoded)
 
 
 _ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([\x21-\x3e\x40-\x7e]*)\?=")

@@ -1,11 +1,11 @@
 """The email package's private names the project relies on, all in this one module.
 
 Each is private to the standard library and may change in any Python release;
-``tests/test_email_internals.py`` fails, naming the Python version, when one
-of them disappears, changes its signature, or is no longer used by the public
-calls that rely on it. Checked on CPython 3.11 by those tests; the project
-supports 3.10 and later, and the three signatures read the same in the CPython
-sources of the ``email`` package across those releases.
+``tests/parsing/test_email_internals.py`` fails, naming the Python version, when
+one of them disappears, changes its signature, or is no longer used by the
+public calls that rely on it. Checked on CPython 3.10, 3.11, 3.12 and 3.13 by
+those tests, and by ``tests/parsing/test_corpus_headers.py``, which holds the
+parse of every mail of the corpora to one expectation on each of them.
 
 - ``email.message.Message._get_params_preserve(self, failobj, header)``:
   :meth:`~email.message.Message.get_params`, ``get_param``, ``get_boundary``
@@ -21,6 +21,15 @@ sources of the ``email`` package across those releases.
   imports the private package. Each token has an ``addr_spec``; a malformed
   value raises :class:`email.errors.HeaderParseError`, and an empty one
   :class:`IndexError` in older releases.
+- ``email._parseaddr.AddressList(text).addresslist``: the lenient reading of
+  an address list, which ``email.utils.getaddresses()`` gave on every Python
+  until it turned strict by default (3.13, and the security releases 3.10.15,
+  3.11.10 and 3.12.6: CVE-2023-27043), and still gives with ``strict=False``.
+  Strict, an ambiguous list (``a@x.test <b@x.test> c@x.test``) reads as no
+  address at all; some Linux distributions patched ``getaddresses()`` to refuse
+  such lists without a ``strict`` switch. :func:`address_list` calls the class
+  itself, so that a header reads the same whichever ``email.utils`` is there.
+  Its code is the same in CPython 3.10 to 3.13.
 
 Standard library only and no I/O.
 """
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 from email.message import Message
 from email.utils import decode_params
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .decode import slow
@@ -36,9 +46,18 @@ from .decode import slow
 if TYPE_CHECKING:
     from email._header_value_parser import get_addr_spec, get_angle_addr
 
-__all__ = ["PARAMS_LIMIT", "Part", "get_addr_spec", "get_angle_addr", "split_params"]
+__all__ = [
+    "PARAMS_LIMIT",
+    "Part",
+    "address_list",
+    "get_addr_spec",
+    "get_angle_addr",
+    "split_params",
+]
 
 _LAZY = ("get_addr_spec", "get_angle_addr")
+# Already imported by email.utils; typeshed has no stubs for it.
+_parseaddr: Any = import_module("email._parseaddr")
 
 
 def __getattr__(name: str) -> Any:
@@ -52,6 +71,19 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_header_value_parser, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def address_list(values: list[str]) -> list[tuple[str, str]]:
+    """Read address headers as ``(name, address)`` pairs, the same way on every Python.
+
+    The lenient reading, as ``getaddresses(values, strict=False)`` gives it
+    where there is a ``strict``, and ``getaddresses(values)`` where there is
+    not: an ambiguous list gives each address it holds, and a piece that holds
+    none gives ``("", "")``. Names are returned as written (encoded words and
+    all). Never raises on text.
+    """
+    pairs: list[tuple[str, str]] = _parseaddr.AddressList(", ".join(values)).addresslist
+    return list(pairs)
 
 
 #: Characters of a header searched for MIME parameters.

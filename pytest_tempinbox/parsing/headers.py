@@ -6,16 +6,16 @@ parse (:class:`~pytest_tempinbox.parsing.budget.ParseRun`) is looked at between 
 
 from __future__ import annotations
 
-import inspect
 import re
 from datetime import datetime, timezone
 from email.message import Message
-from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datetime
+from email.utils import collapse_rfc2231_value, parsedate_to_datetime
 from typing import Any
 
 from ..models import Address
 from .budget import ParseRun
 from .decode import clean, header_text, unfold
+from .email_internals import address_list
 
 __all__ = ["DOT_ATOM", "SIMPLE_ADDRESS", "addresses", "header_map", "media_type", "parse_date"]
 
@@ -26,18 +26,13 @@ def _header_name(name: str) -> str:
     return f"header {name[:40]!r}"
 
 
-# Since 3.13 (and security releases of older branches) getaddresses() discards a
-# whole header it finds suspicious; salvaging what it can is more useful here.
-_GETADDRESSES_OPTIONS: dict[str, Any] = (
-    {"strict": False} if "strict" in inspect.signature(getaddresses).parameters else {}
-)
 # Up to the next comma outside a quoted string. Linear: nothing follows the
 # repetition, so the first (greedy) way through always succeeds and nothing is
 # retried. (Possessive quantifiers would say so, but need Python 3.11.)
 _TO_COMMA = re.compile(r'(?:[^",]+|"[^"]*"?)*')
 _EMPTY_GROUP = re.compile(r"[^:]*:\s*;?")  # "undisclosed-recipients:;"
 # The usual header, one address in plain ASCII atoms: "a.b@c.d" or "Name Here <a.b@c.d>".
-# getaddresses() reads these exactly as this does, only ten times slower.
+# address_list() reads these exactly as this does, only ten times slower.
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 #: RFC 5322's dot-atom, ASCII only: a pattern's text.
 DOT_ATOM = rf"{_ATOM}(?:\.{_ATOM})*"
@@ -50,7 +45,7 @@ _ADDRESS_SEGMENT = re.compile(r'(?:"(?:[^"\\]|\\.)*"?|\((?:[^()\\]|\\.)*\)?|<[^<
 # A display name that is itself an address, unquoted: "alice@x.test <bob@x.test>",
 # maybe opening a group ("Team: a@x <b@y>"), with comments anywhere, and the
 # group's closing ";". RFC 5322 has no "@" in a phrase, but real mail does, and
-# getaddresses() reads it as two addresses. The "@" must stand outside comments
+# address_list() reads it as two addresses. The "@" must stand outside comments
 # ("Bob (bob@x.test) <b@x.test>" is well formed), and the angle brackets must
 # end the address: "a@x <b@y> <c@z>" and "a@x <b@y> c@z" are left alone.
 # Linear: each repetition's choices begin with different characters, and no
@@ -69,7 +64,7 @@ def _quote_address_names(text: str) -> str | None:
     """Quote each display name that is an unquoted address; None if there is none.
 
     ``alice@x.test <bob@x.test>, c@x.test`` becomes
-    ``"alice@x.test" <bob@x.test>, c@x.test``, which getaddresses() reads as
+    ``"alice@x.test" <bob@x.test>, c@x.test``, which address_list() reads as
     the name and the address the sender meant. Comments in such an address are
     dropped; any other text is left alone.
     """
@@ -141,7 +136,7 @@ def addresses(name: str, values: list[str], run: ParseRun) -> tuple[Address, ...
                     run.note(f"unquoted address as display name in {where}")
                     piece = quoted
                 try:
-                    pairs = getaddresses([piece], **_GETADDRESSES_OPTIONS)
+                    pairs = address_list([piece])
                 except Exception:
                     continue
             for display, email in pairs:

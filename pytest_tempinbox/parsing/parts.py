@@ -17,7 +17,7 @@ from typing import Any
 
 from ..models import Attachment
 from .budget import ParseRun
-from .decode import b64decode, clean, header_text, to_text
+from .decode import UUENCODINGS, b64decode, clean, header_text, to_text, uudecode
 from .email_internals import Part
 from .reused_boundary import regroup
 
@@ -296,6 +296,11 @@ def part_payload(part: Message, linesep: str) -> bytes:
             # message/* parts: the embedded message itself, not descended into.
             policy = part.policy.clone(linesep=linesep)
             return b"".join(inner.as_bytes(policy=policy) for inner in _children(part))
+        if str(part.get("content-transfer-encoding", "")).lower() in UUENCODINGS:
+            # Python 3.10 reads some uuencoded bodies otherwise than 3.11 on.
+            undecoded = str(part.get_payload()).encode("ascii", "surrogateescape")
+            decoded = uudecode(undecoded)
+            return undecoded if decoded is None else decoded
         known_defects = len(part.defects)
         data = part.get_payload(decode=True)
         new_defects = part.defects[known_defects:]

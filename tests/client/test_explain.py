@@ -356,6 +356,20 @@ def test_the_failure_names_what_djangos_locmem_backend_kept(
     ) in str(failure.value).splitlines()
 
 
+def test_djangos_outbox_is_read_as_the_server_reads_addresses_on_every_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("django")
+    from django.core import mail
+
+    # A display name that is an address: getaddresses() in its strict mode
+    # (Python 3.13, 3.12.6, ...) reads this as no address at all.
+    to = "ada@example.test <ada@tempinbox.test>"
+    message = mail.EmailMessage("Welcome", "Hi", "app@example.com", [to])
+    monkeypatch.setattr(mail, "outbox", [message], raising=False)
+    assert django_line("ada@tempinbox.test") is not None
+
+
 def test_without_django_imported_there_is_no_django_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

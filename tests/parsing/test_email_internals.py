@@ -6,6 +6,7 @@ changes one of them is told as such (see pytest_tempinbox/parsing/email_internal
 
 from __future__ import annotations
 
+import email.utils
 import inspect
 import platform
 from collections.abc import Callable
@@ -17,7 +18,12 @@ from typing import Any
 import pytest
 
 from pytest_tempinbox.parsing import email_internals
-from pytest_tempinbox.parsing.email_internals import Part, get_addr_spec, get_angle_addr
+from pytest_tempinbox.parsing.email_internals import (
+    Part,
+    address_list,
+    get_addr_spec,
+    get_angle_addr,
+)
 
 PYTHON = f"Python {platform.python_version()} ({platform.python_implementation()})"
 
@@ -26,6 +32,7 @@ RELIED_ON = [
     (message.Message, "_get_params_preserve", ["self", "failobj", "header"]),
     (_header_value_parser, "get_addr_spec", ["value"]),
     (_header_value_parser, "get_angle_addr", ["value"]),
+    (email_internals._parseaddr.AddressList, "__init__", ["self", "field"]),
 ]
 
 
@@ -98,3 +105,32 @@ def test_the_override_reads_parameters_as_the_email_package_does() -> None:
     plain["Content-Type"] = ours["Content-Type"] = value
     assert ours.get_params() == plain.get_params(), PYTHON
     assert ours.get_param("name") == plain.get_param("name"), PYTHON
+
+
+ADDRESS_LISTS = [
+    '"Doe, Jane" <jane@example.test>, plain@example.test',
+    "Team: a@example.test, B <b@example.test>;, c@example.test",
+    "a@example.test <b@example.test> c@example.test",
+    "a@example.test <b@example.test",
+    "<b@example.test>; <a@example.test>",
+    "foo bar baz",
+    '"',
+    "",
+]
+
+
+@pytest.mark.parametrize("value", ADDRESS_LISTS)
+def test_the_address_list_reader_is_what_lenient_getaddresses_reads_with(value: str) -> None:
+    """If getaddresses(strict=False) stopped using AddressList, the two readings could part."""
+    lenient = {"strict": False} if getattr(email.utils, "supports_strict_parsing", False) else {}
+    assert address_list([value, "x@example.test"]) == email.utils.getaddresses(
+        [value, "x@example.test"], **lenient
+    ), PYTHON
+
+
+def test_the_address_list_reader_gives_every_address_of_an_ambiguous_list() -> None:
+    assert address_list(["a@example.test <b@example.test> c@example.test"]) == [
+        ("", "a@example.test"),
+        ("", "b@example.test"),
+        ("", "c@example.test"),
+    ], PYTHON

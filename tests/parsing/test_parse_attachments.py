@@ -365,3 +365,27 @@ def test_an_attachment_is_served_with_its_own_type_and_parameters(
     content_type: str, served: str
 ) -> None:
     assert _served_type(content_type) == served
+
+
+@pytest.mark.parametrize(
+    ("encoded", "decoded"),
+    [
+        ("begin 644 f.txt\r\n#86)C\r\n`\r\nend\r\n", b"abc"),
+        ("begin 644 f.txt\r\n#86)C\r\n", b"abc"),  # no "end": Python 3.10 gave up
+        ("begin 644 f.txt\r\n#86)C\r\n\r\n", b"begin 644 f.txt\r\n#86)C\r\n\r\n"),  # cut short
+        ("no begin line\r\n", b"no begin line\r\n"),
+    ],
+)
+def test_a_uuencoded_attachment_reads_the_same_on_every_python(
+    encoded: str, decoded: bytes
+) -> None:
+    raw = lines(
+        "Content-Type: application/octet-stream",
+        "Content-Disposition: attachment; filename=f.txt",
+        "Content-Transfer-Encoding: x-uuencode",
+        "",
+        encoded,
+    )
+    (attachment,) = parse(raw).attachments
+    assert served_attachment(raw, 0)[2] == decoded
+    assert attachment.size == len(decoded)

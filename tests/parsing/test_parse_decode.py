@@ -131,6 +131,24 @@ def test_legacy_cjk_labels_read_their_windows_supersets(charset: str, text: str)
     assert parsed.defects == ()
 
 
+@pytest.mark.parametrize("label", ["windows-31j", "Windows-31J", "WINDOWS_31J"])
+def test_windows_31j_reads_as_cp932_on_every_python(label: str) -> None:
+    # IANA's name for Microsoft's Shift_JIS; Python knows it only from 3.13 on.
+    text = "テスト①"
+    subject = f"=?{label}?b?" + base64.b64encode(text.encode("cp932")).decode() + "?="
+    content_type = f"Content-Type: text/plain; charset={label}"
+    parsed = parse(lines(f"Subject: {subject}", content_type, "", text.encode("cp932")))
+    assert (parsed.subject, parsed.text) == (text, text)
+    assert parsed.defects == ()
+
+
+def test_a_windows_31j_filename_reads_as_cp932_on_every_python() -> None:
+    name = "%".join(["", *(f"{byte:02X}" for byte in "請求書.pdf".encode("cp932"))])
+    disposition = f"Content-Disposition: attachment; filename*=windows-31j''{name}"
+    raw = lines("Content-Type: application/pdf", disposition, "", "%PDF")
+    assert [attachment.filename for attachment in parse(raw).attachments] == ["請求書.pdf"]
+
+
 def test_utf8_with_a_damaged_byte_keeps_the_rest_as_utf8() -> None:
     body = "Привет, ".encode() + b"\xd1f" + " мир".encode()
     parsed = parse(lines("Content-Type: text/plain; charset=utf-8", "", body))
