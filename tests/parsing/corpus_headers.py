@@ -65,7 +65,9 @@ def corpus_mails() -> list[Path]:
     return sorted(
         path
         for path in CORPUS.rglob("*")
-        if path.is_file() and path.suffix not in _NOT_MAIL and not path.name.startswith("LICENSE")
+        if path.is_file()
+        and path.suffix not in _NOT_MAIL
+        and not path.name.startswith(("LICENSE", "NOTICE"))
     )
 
 
