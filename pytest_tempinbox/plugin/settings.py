@@ -10,7 +10,8 @@ the flag, the ini key and its file, or the environment variable.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 import pytest
 
@@ -46,6 +47,8 @@ __all__ = [
     "add_options",
     "resolve_settings",
 ]
+
+_T = TypeVar("_T")
 
 KEEP_MAILERS_INI = "tempinbox_django_keep_mailers"
 """The ini key naming the Django ``MAILERS`` that ``tempinbox_django`` leaves as they are."""
@@ -249,9 +252,17 @@ def resolve_settings(config: pytest.Config) -> Settings:
 
 def _domain(config: pytest.Config) -> str:
     """``--tempinbox-domain``: a host name, an IDN as its A-labels (``domain_name``)."""
-    text, origin = given(config, "domain")
+    return _parsed(config, "domain", domain_name, DEFAULT_DOMAIN)
+
+
+def _parsed(config: pytest.Config, name: str, parse: Callable[[str], _T], default: str) -> _T:
+    """The setting ``name`` (or ``default``) read by ``parse``.
+
+    ``parse``'s :class:`ValueError` is a usage error naming where the value came from.
+    """
+    text, origin = given(config, name)
     try:
-        return domain_name(text or DEFAULT_DOMAIN)
+        return parse(text or default)
     except ValueError as exc:
         raise pytest.UsageError(f"{origin}: {exc}") from None
 
@@ -289,22 +300,14 @@ def _limits(config: pytest.Config) -> dict[str, float | None]:
 
 
 def _tls(config: pytest.Config, starts_a_server: bool) -> str:
-    text, origin = given(config, "tls")
-    try:
-        mode = parse_tls(text or DEFAULT_TLS)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{origin}: {exc}") from None
+    mode = _parsed(config, "tls", parse_tls, DEFAULT_TLS)
     if mode != "off" and starts_a_server and not tls_supported():
-        raise pytest.UsageError(f"{origin.given(mode)}: {TLS_EXTRA_MISSING}")
+        raise pytest.UsageError(f"{given(config, 'tls')[1].given(mode)}: {TLS_EXTRA_MISSING}")
     return mode
 
 
 def _store(config: pytest.Config) -> str:
-    text, origin = given(config, "store")
-    try:
-        return parse_store(text or DEFAULT_STORE)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{origin}: {exc}") from None
+    return _parsed(config, "store", parse_store, DEFAULT_STORE)
 
 
 def _dkim_keys(config: pytest.Config) -> dict[str, str]:
