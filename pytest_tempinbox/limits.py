@@ -37,7 +37,7 @@ DEFAULT_MESSAGE_SIZE_LIMIT = 10 * 1024 * 1024
 DEFAULT_MAX_RECIPIENTS = 100
 DEFAULT_MAX_CONNECTIONS = 100
 DEFAULT_IDLE_TIMEOUT = 300.0
-DEFAULT_DATA_LINE_LIMIT = 1000  # octets, CRLF included (RFC 5321 4.5.3.1.6)
+DEFAULT_DATA_LINE_LIMIT = 1000  # octets, CRLF included, a transparency dot not (RFC 5321 4.5.3.1.6)
 COMMAND_LINE_LIMIT = 512  # octets, CRLF included (RFC 5321 4.5.3.1.4)
 DEFAULT_MAX_MESSAGES_PER_INBOX = 1000
 DEFAULT_MAX_STORED_BYTES = 256 * 1024 * 1024
@@ -106,7 +106,8 @@ LIMIT_SETTINGS = (
         "data_line_limit",
         "data-line-limit",
         DEFAULT_DATA_LINE_LIMIT,
-        "octets per line of message text, CRLF included (RFC 5321: 1000)",
+        "octets per line of message text, CRLF included, a dot doubled for transparency not"
+        " (RFC 5321: 1000)",
     ),
     LimitSetting(
         "max_messages_per_inbox",

@@ -116,7 +116,7 @@ class SMTPService:
                 timeout=self.timeout,
                 max_connections=self.max_connections,
                 data_size_limit=self.message_size_limit,
-                line_length_limit=self.data_line_limit + 1,  # as TrackedSMTP's
+                data_line_limit=self.data_line_limit,
                 starttls=self.tls == "starttls",
             )
 

@@ -29,12 +29,12 @@ the hand-over share the connection's state, and read best side by side.
 from __future__ import annotations
 
 import asyncio
-import enum
 import re
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..parsing.headers import DOT_ATOM
+from .smtp_data import DataReader
 from .smtp_handler import InboxHandler
 
 if TYPE_CHECKING:
@@ -100,12 +100,6 @@ class LaneEnvelope:
         self.faulted: set[str] = set()
 
 
-class _DataState(enum.Enum):
-    NOMINAL = 0
-    TOO_LONG = 1
-    TOO_MUCH = 2
-
-
 class LaneSettings:
     """What every fast lane of one service shares: its replies, limits and hand-over.
 
@@ -125,7 +119,7 @@ class LaneSettings:
         timeout: float,
         max_connections: int,
         data_size_limit: int,
-        line_length_limit: int,
+        data_line_limit: int,
         starttls: bool,
     ) -> None:
         self.handler = handler
@@ -134,7 +128,7 @@ class LaneSettings:
         self.timeout = timeout
         self.max_connections = max_connections
         self.data_size_limit = data_size_limit
-        self.line_length_limit = line_length_limit
+        self.data_line_limit = data_line_limit
         self.greeting = f"220 {hostname} {ident}\r\n".encode()
         self.helo = f"250 {hostname}\r\n".encode()
         # aiosmtpd's EHLO answer, before the handler's hook edits it.
@@ -169,10 +163,7 @@ class FastLane(asyncio.Protocol):
         self._out: list[bytes] = []
         self._ehlos = 0
         self._in_data = False
-        self._data_lines: list[bytes] = []
-        self._data_bytes = 0
-        self._data_state = _DataState.NOMINAL
-        self._continued = False  # the first line to come goes on one cut short
+        self._message: DataReader | None = None
         self._busy: asyncio.Task[Any] | None = None
         self._deadline = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -382,10 +373,8 @@ class FastLane(asyncio.Protocol):
             return False  # a fault may strike at the end of DATA: aiosmtpd carries it out
         self._reply("354 End data with <CR><LF>.<CR><LF>")
         self._in_data = True
-        self._data_lines = []
-        self._data_bytes = 0
-        self._data_state = _DataState.NOMINAL
-        self._continued = False
+        settings = self._settings
+        self._message = DataReader(settings.data_size_limit, settings.data_line_limit)
         return True
 
     def _rset(self, arg: str) -> bool:
@@ -412,70 +401,26 @@ class FastLane(asyncio.Protocol):
     # DATA
 
     def _read_data(self) -> bool:
-        """Take in the message's whole lines; True once its end is read and answered.
+        """Take in the message's lines; True once its end is read and answered.
 
-        Counted and limited as aiosmtpd counts them: the first of a line over the
-        line limit and the whole over the size limit decides the answer, given
-        after the final dot; lines past it are not kept.
+        The :class:`~pytest_tempinbox.server.smtp_data.DataReader` judges them, as
+        it does for aiosmtpd's side: the answer is given after the final dot.
         """
-        buffer = self._buffer
-        lines = buffer.split(b"\r\n")
-        partial = lines.pop()  # what follows the last line end
-        settings = self._settings
-        size_limit, line_limit = settings.data_size_limit, settings.line_length_limit
-        state = self._data_state
-        kept = self._data_lines
-        count = self._data_bytes
-        ended = False
-        used = 0
-        continued = self._continued  # the first line to end goes on one cut short
-        for content in lines:
-            used += len(content) + 2
-            if content == b"." and not continued:
-                ended = True
-                break
-            continued = False
-            length = len(content) + 2
-            count += length
-            if state is _DataState.NOMINAL:
-                if len(content) > line_limit:
-                    state = _DataState.TOO_LONG
-                elif size_limit and count > size_limit:
-                    state = _DataState.TOO_MUCH
-                elif length > line_limit:
-                    state = _DataState.TOO_LONG
-                else:
-                    kept.append(content[1:] if content.startswith(b".") else content)
-            if state is not _DataState.NOMINAL:
-                kept.clear()
-        self._data_bytes, self._data_state = count, state
-        self._continued = continued  # still inside that line when none ended
-        if not ended:
-            if len(partial) > line_limit:
-                # A line this long is refused whatever follows: only its end is kept.
-                if state is _DataState.NOMINAL:
-                    self._data_state = _DataState.TOO_LONG
-                    kept.clear()
-                # What is kept is a line end's first half, if that: the line goes on.
-                tail = b"\r" if partial.endswith(b"\r") else b""
-                self._data_bytes += len(partial) - len(tail)
-                partial = tail
-                self._continued = True
-            self._buffer = partial
+        reader = self._message
+        assert reader is not None
+        rest = reader.feed(self._buffer)
+        if rest is None:
+            self._buffer = b""
             return False
-        self._buffer = buffer[used:]
+        self._buffer = rest
         self._in_data = False
-        self._data_lines = []
-        if state is not _DataState.NOMINAL:
+        self._message = None
+        if reader.refusal is not None:
             self._envelope = LaneEnvelope()
-            if state is _DataState.TOO_LONG:
-                self._reply("500 Line too long (see RFC5321 4.5.3.1.6)")
-            else:
-                self._reply("552 Error: Too much mail data")
+            self._reply(reader.refusal)
             return True
-        content = b"\r\n".join(kept) + b"\r\n" if kept else b""
         envelope = self._envelope
-        envelope.content = envelope.original_content = content
+        envelope.content = envelope.original_content = reader.content()
         self._run(self._handler.handle_DATA(self._server, self._session, envelope), post_data=True)
         return True
 

@@ -116,7 +116,7 @@ class TrackedSMTP(SMTPProtocol):
         # MAIL's on each EHLO); each session gets its own.
         self.command_size_limits = collections.defaultdict(lambda: COMMAND_LINE_LIMIT)
         self.command_size_limit = COMMAND_LINE_LIMIT
-        self.line_length_limit = data_line_limit + 1  # + 1 for a transparent dot
+        self.data_line_limit = data_line_limit
 
     def read_path(self, arg: str) -> tuple[str | None, str | None]:
         """The address of a MAIL or RCPT path and the rest of ``arg``, as aiosmtpd reads them.

@@ -190,6 +190,7 @@ def test_our_attribute_names_do_not_shadow_aiosmtpd_s(protocol: SMTP) -> None:
         "pause",
         "close_now",
         "drop",
+        "data_line_limit",
     }
     theirs = set(vars(protocol)) | set(dir(SMTP))
     assert not ours & theirs, changed("SMTP", f"it now has names of ours: {sorted(ours & theirs)}")

@@ -3,9 +3,11 @@
 Two SMTP services share one memory store: one with the fast lane, one served
 by aiosmtpd's protocol alone. Every conversation below goes to both, whole
 (pipelined in one write) and a byte at a time, and the replies and what each
-stored must match. The conversations cover what the lane serves itself and
-what it hands over (AUTH, HELP, syntax errors, unknown parameters, long lines,
-limits in DATA), before and after a transaction.
+stored must match; each, and generated ones, also goes to the lane cut at
+random points (hypothesis), and must be answered as when sent whole. The
+conversations cover what the lane serves itself and what it hands over (AUTH,
+HELP, syntax errors, unknown parameters, long lines, limits in DATA), before
+and after a transaction.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import re
 import signal
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.event_loops import loop_factory
@@ -529,36 +533,151 @@ def _cases() -> list[tuple[str, object]]:
     return [(name, lines) for name, lines in CONVERSATIONS] + list(RAW_CONVERSATIONS)
 
 
-@pytest.mark.parametrize("whole", [True, False], ids=["pipelined", "byte-by-byte"])
+Outcome = tuple[bytes, list[tuple[str, list[int], bytes]]]
+
+
+def outcome(pair: Pair, lane: bool, script: object, cut: Callable[[bytes], list[bytes]]) -> Outcome:
+    """The replies to ``script`` sent in the pieces ``cut`` makes, and what it stored.
+
+    Live addresses are written ``<address N>`` in both, so that runs compare.
+    """
+    addresses = [pair.live() for _ in range(4)]
+    sent = _lines(script, addresses) if isinstance(script, list) else _raw(script, addresses)  # type: ignore[arg-type]
+    chunks = cut(sent)
+    transcript = converse(pair.ports[lane], chunks, pause=0.002 if 1 < len(chunks) < 20 else 0.0)
+    for number, address in enumerate(addresses):
+        transcript = transcript.replace(address.encode(), f"<address {number}>".encode())
+    received = [
+        (
+            mail_from,
+            [addresses.index(to) for to in rcpt_to],
+            raw.replace(addresses[0].encode(), b"<address 0>"),
+        )
+        for mail_from, rcpt_to, raw in stored(pair, addresses)
+    ]
+    return transcript, received
+
+
+def whole(sent: bytes) -> list[bytes]:
+    return [sent]
+
+
+def byte_by_byte(sent: bytes) -> list[bytes]:
+    return [sent[i : i + 1] for i in range(len(sent))]
+
+
+@pytest.mark.parametrize("cut", [whole, byte_by_byte], ids=["pipelined", "byte-by-byte"])
 @pytest.mark.parametrize(("name", "script"), _cases(), ids=[name for name, _ in _cases()])
-def test_the_lane_answers_as_aiosmtpd(pair: Pair, name: str, script: object, whole: bool) -> None:
-    transcripts = []
-    received = []
+def test_the_lane_answers_as_aiosmtpd(
+    pair: Pair, name: str, script: object, cut: Callable[[bytes], list[bytes]]
+) -> None:
     lane_settings = pair.services[0].lane
     assert lane_settings is not None
     handovers = lane_settings.handovers
-    for lane in (True, False):
-        addresses = [pair.live() for _ in range(4)]
-        sent = _lines(script, addresses) if isinstance(script, list) else _raw(script, addresses)  # type: ignore[arg-type]
-        chunks = [sent] if whole else [sent[i : i + 1] for i in range(len(sent))]
-        transcript = converse(pair.ports[lane], chunks)
-        for number, address in enumerate(addresses):
-            transcript = transcript.replace(address.encode(), f"<address {number}>".encode())
-        transcripts.append(transcript)
-        received.append(
-            [
-                (
-                    mail_from,
-                    [addresses.index(to) for to in rcpt_to],
-                    raw.replace(addresses[0].encode(), b"<address 0>"),
-                )
-                for mail_from, rcpt_to, raw in stored(pair, addresses)
-            ]
-        )
-    assert transcripts[0] == transcripts[1]
-    assert received[0] == received[1]
-    assert transcripts[0].endswith(b"221 Bye\r\n") or b"\r\n421" in transcripts[0]
+    lane, aiosmtpd = (outcome(pair, lane, script, cut) for lane in (True, False))
+    assert lane == aiosmtpd
+    assert lane[0].endswith(b"221 Bye\r\n") or b"\r\n421" in lane[0]
     assert (lane_settings.handovers == handovers) == (name in SERVED_BY_THE_LANE)
+
+
+def at(cuts: list[int]) -> Callable[[bytes], list[bytes]]:
+    """Cut the bytes sent at these offsets (taken modulo their length)."""
+
+    def cut(sent: bytes) -> list[bytes]:
+        offsets = sorted({offset % len(sent) for offset in cuts})
+        return [
+            sent[a:b] for a, b in zip([0, *offsets], [*offsets, len(sent)], strict=True) if a < b
+        ]
+
+    return cut
+
+
+CUTS = st.lists(st.integers(0, 1 << 16), max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(_cases()), cuts=CUTS)
+def test_a_transcript_does_not_depend_on_where_tcp_splits_it(
+    pair: Pair, case: tuple[str, object], cuts: list[int]
+) -> None:
+    """Every transcript above, cut at random points: the replies and the mail stored hold."""
+    script = case[1]
+    assert outcome(pair, True, script, at(cuts)) == outcome(pair, True, script, whole)
+
+
+# What a generated conversation is made of: commands, and DATA with lines in it.
+COMMANDS = st.sampled_from(
+    [
+        b"EHLO c.test",
+        b"HELO c.test",
+        b"MAIL FROM:<a@example.test>",
+        b"MAIL FROM:<a@example.test> SIZE=100",
+        b"RCPT TO:<{0}>",
+        b"RCPT TO:<nobody@lane.test>",
+        b"RSET",
+        b"NOOP",
+        b"NOOP \x00",
+        b"NOOP \xe9",
+    ]
+)
+DATA_LINES = st.sampled_from(
+    [
+        b"..",
+        b".x",
+        b"",
+        b"Subject: hi",
+        b"a\rb",
+        b"a\nb",
+        b"\n.\n",
+        b"nul\x00",
+        b"\xe9t\xe9",
+        b"RSET",
+        b"x" * (LINE_LIMIT - 2),
+        b"x" * (LINE_LIMIT - 1),
+        b"." + b"x" * (LINE_LIMIT - 2),
+        b"y" * (LINE_LIMIT + 1),
+        b"z" * (SIZE_LIMIT // 3),
+    ]
+)
+# A transaction's DATA always gets 354, so its lines are never read as commands.
+TRANSACTION = st.lists(DATA_LINES, max_size=12).map(
+    lambda lines: [b"MAIL FROM:<a@example.test>", b"RCPT TO:<{0}>", b"DATA", *lines, b"."]
+)
+CONVERSATION = st.lists(st.one_of(COMMANDS.map(lambda line: [line]), TRANSACTION), max_size=8).map(
+    lambda steps: [b"EHLO c.test", *(line for step in steps for line in step)]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lines=CONVERSATION, cuts=CUTS)
+def test_a_generated_conversation_is_answered_alike_by_both_lanes_however_it_is_split(
+    pair: Pair, lines: list[bytes], cuts: list[int]
+) -> None:
+    script = b"".join(line + b"\r\n" for line in [*lines, b"QUIT"])
+    split = outcome(pair, True, script, at(cuts))
+    assert split == outcome(pair, True, script, whole)
+    assert split == outcome(pair, False, script, whole)
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["whole", "CR and LF apart"])
+def test_a_line_over_both_limits_is_too_much_data_however_it_is_split(
+    pair: Pair, split: bool
+) -> None:
+    """The line that takes DATA over the size limit gets 552, also when it is too long.
+
+    Its CR and LF arriving in reads of their own once made the lane answer 500.
+    """
+    lines = b"x" * (LINE_LIMIT - 2) + b"\r\n"
+    last = b"z" * (LINE_LIMIT + 1) + b"\r"  # 3,003 octets in all with its LF: over 3,000
+    for lane in (True, False):
+        address = pair.live()
+        head = f"EHLO c.test\r\nMAIL FROM:<a@example.test>\r\nRCPT TO:<{address}>\r\nDATA\r\n"
+        body = lines * (SIZE_LIMIT // LINE_LIMIT - 1) + last
+        tail = b"\n.\r\nQUIT\r\n"
+        chunks = [head.encode() + body, tail] if split else [head.encode() + body + tail]
+        transcript = converse(pair.ports[lane], chunks, pause=0.05)
+        assert b"552 Error: Too much mail data\r\n221 Bye\r\n" in transcript, transcript
+        assert stored(pair, [address]) == []
 
 
 @pytest.mark.parametrize("last", [b".", b"x"], ids=["ending in a dot", "ending in a letter"])
