@@ -75,6 +75,9 @@ class _Credentials:
         return AuthResult(success=user_ok and password_ok, handled=False, auth_data=auth_data)
 
 
+# The command line limit as aiosmtpd measures it: without the line's CRLF.
+_COMMAND_TEXT_LIMIT = COMMAND_LINE_LIMIT - 2
+
 # aiosmtpd's replies that lack an enhanced status code (RFC 3463), with it.
 _ENHANCED_REPLIES = {
     "500 Command line too long": "500 5.5.2 Command line too long",
@@ -114,8 +117,9 @@ class TrackedSMTP(SMTPProtocol):
         self._password_required = auth_required
         # aiosmtpd keeps these limits in a dict shared by every session (and grows
         # MAIL's on each EHLO); each session gets its own.
-        self.command_size_limits = collections.defaultdict(lambda: COMMAND_LINE_LIMIT)
-        self.command_size_limit = COMMAND_LINE_LIMIT
+        # aiosmtpd measures a line without its CRLF; RFC 5321 4.5.3.1.4 counts it.
+        self.command_size_limits = collections.defaultdict(lambda: _COMMAND_TEXT_LIMIT)
+        self.command_size_limit = _COMMAND_TEXT_LIMIT
         self.data_line_limit = data_line_limit
 
     def read_path(self, arg: str) -> tuple[str | None, str | None]:

@@ -14,7 +14,7 @@ import requests
 
 from pytest_tempinbox.server.inbox_server import InboxServer
 
-from ..helpers import RawSMTP
+from ..helpers import CLIENT_NAME, RawSMTP
 from .hostile_smtp_support import (
     DEFAULT_MAX_RECIPIENTS,
     DEFAULT_MESSAGE_SIZE_LIMIT,
@@ -107,16 +107,34 @@ def test_a_command_line_over_512_octets_is_refused_and_the_session_stays_usable(
         assert_session_usable(client)
 
 
+@pytest.mark.parametrize("greeted", [False, True], ids=["before EHLO", "after EHLO"])
+def test_a_command_line_of_512_octets_with_its_crlf_is_the_longest_served(
+    server: InboxServer, greeted: bool
+) -> None:
+    """RFC 5321 4.5.3.1.4 counts the CRLF in the 512 octets, as docs/limits.md does."""
+    longest = b"NOOP " + b"x" * (512 - 2 - 5)
+    client = RawSMTP(server.smtp_host, server.smtp_port)
+    try:
+        if greeted:
+            assert client.command("EHLO " + CLIENT_NAME)[0] == 250
+        assert client.command(longest)[0] == 250
+        assert enhanced(client.command(longest + b"x")) == (500, "5.5.2")
+        assert_session_usable(client)
+    finally:
+        client.close()
+
+
 def test_a_mail_command_over_its_extended_allowance_is_refused(server: InboxServer) -> None:
     # After EHLO, MAIL may be longer by what SIZE (26, RFC 1870) and SMTPUTF8 (10,
-    # RFC 6531) add; one octet beyond that is too long.
+    # RFC 6531) add; one octet beyond that, with the CRLF, is too long.
     allowance = 512 + 26 + 10
     start = b"MAIL FROM:<a@example.com> SIZE="
-    line = start + b"0" * (allowance + 1 - len(start) - 1) + b"1"
-    assert len(line) == allowance + 1
+    line = start + b"0" * (allowance - 2 - len(start)) + b"1"
+    assert len(line + b"\r\n") == allowance + 1
     with session(server) as client:
         assert enhanced(client.command(line)) == (500, "5.5.2")
         assert_session_usable(client)
+        assert client.command(line[:-1])[0] == 250
 
 
 def test_an_8_mib_line_is_refused_without_buffering_it(server: InboxServer) -> None:
