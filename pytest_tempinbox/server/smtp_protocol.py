@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
+import re
 from collections.abc import Callable
 from email.errors import HeaderParseError
 from typing import TYPE_CHECKING, Any, AnyStr, cast
@@ -78,10 +79,22 @@ class _Credentials:
 # The command line limit as aiosmtpd measures it: without the line's CRLF.
 _COMMAND_TEXT_LIMIT = COMMAND_LINE_LIMIT - 2
 
+# A path's shape by RFC 5321 4.1.2: "<", no blank or bracket but in a quoted
+# string, ">", then the line's end or a blank before the parameters. What is
+# inside is read after (its local part, domain and lengths are checked there).
+_PATH_SHAPE = re.compile(r'<(?:"(?:[^"\\\r\n]|\\.)*"|[^\s"<>])*>(?=\s|\Z)')
+
 # aiosmtpd's replies that lack an enhanced status code (RFC 3463), with it.
 _ENHANCED_REPLIES = {
     "500 Command line too long": "500 5.5.2 Command line too long",
     "530 Must issue a STARTTLS command first": "530 5.7.0 Must issue a STARTTLS command first",
+    **{
+        f"501 Syntax: {command} <address>{extended}": (
+            f"501 5.5.4 Syntax: {command} <address>{extended}"
+        )
+        for command in ("MAIL FROM:", "RCPT TO:")
+        for extended in ("", " [SP <mail-parameters>]")
+    },
 }
 
 
@@ -127,12 +140,16 @@ class TrackedSMTP(SMTPProtocol):
 
         aiosmtpd's own reading, but for the typing.Protocol class it defines on
         every call (for MAIL and RCPT alike), which costs more than parsing the
-        address, and for a path cut short ("<", "<a@"): the email package raises
-        IndexError there, which aiosmtpd answered "451 try again later"; here it
-        is a malformed address.
+        address, and for a path that is no RFC 5321 path: a blank or a
+        parameter inside the brackets, no closing ``>``, or anything but a blank
+        after it. aiosmtpd's email-package reading repairs those (``<a b@x>`` as
+        ``"a b"@x``); here they read as no address, which aiosmtpd answers with
+        its ``501`` syntax reply.
         """
         if not arg:
             return "", ""
+        if arg.lstrip()[:1] == "<" and _PATH_SHAPE.match(arg.lstrip()) is None:
+            return "", ""  # aiosmtpd's 501 syntax reply: no path to read
         plain = PLAIN_PATH.match(arg)
         if plain is not None:
             # What the email package makes of "<a.b@c.d>": the address as written,

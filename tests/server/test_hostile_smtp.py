@@ -27,6 +27,7 @@ from .hostile_smtp_support import (
     generate,
     memory_kib,
     messages,
+    open_transaction,
     reset_peak_memory,
     session,
     simple_message,
@@ -204,15 +205,59 @@ def test_a_malformed_sender_is_refused(server: InboxServer, path: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["MAIL FROM:<", "MAIL FROM:<a@", "RCPT TO:<@"])
-def test_a_path_cut_short_is_refused_as_malformed_without_an_error(
+def test_a_path_cut_short_is_a_syntax_error_without_an_error(
     server: InboxServer, command: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with session(server) as client:
         if command.startswith("RCPT"):
             assert client.command("MAIL FROM:<a@example.com>")[0] == 250
-        assert enhanced(client.command(command)) == (553, "5.1.3")
+        assert enhanced(client.command(command)) == (501, "5.5.4")
         assert_session_usable(client)
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "<sender@example.org",  # no closing ">"
+        "<a@ SIZE=100",  # a parameter inside the brackets
+        "<a b@example.org>",  # a blank, unquoted
+        "<a@example.org>SIZE=100",  # no blank after ">"
+    ],
+)
+@pytest.mark.parametrize("verb", ["MAIL FROM:", "RCPT TO:"])
+def test_a_path_that_is_no_rfc_5321_path_is_a_syntax_error_and_nothing_is_stored(
+    server: InboxServer, http: requests.Session, verb: str, path: str
+) -> None:
+    """RFC 5321 4.1.2: aiosmtpd's reading would repair these, and the mail be stored."""
+    address = generate(http, server)
+    with session(server) as client:
+        if verb == "RCPT TO:":
+            assert client.command("MAIL FROM:<a@example.com>")[0] == 250
+            path = path.replace("example.org", address.partition("@")[2])
+        assert client.command(verb + path) == (
+            501,
+            f"5.5.4 Syntax: {verb} <address> [SP <mail-parameters>]",
+        )
+        assert client.command("RCPT TO:<" + address + ">")[0] in (250, 503)
+        assert client.command("DATA")[0] == (354 if verb == "RCPT TO:" else 503)
+        if verb == "RCPT TO:":
+            client.send(b"Subject: one\r\n\r\nx\r\n.\r\n")
+            assert client.reply()[0] == 250
+    assert len(messages(http, server, address)) == (1 if verb == "RCPT TO:" else 0)
+
+
+def test_a_quoted_local_part_with_a_blank_is_a_path(
+    server: InboxServer, http: requests.Session
+) -> None:
+    """``"a b"@example.org`` is RFC 5321's Quoted-string: a path, as the blank is quoted."""
+    address = generate(http, server)
+    with session(server) as client:
+        open_transaction(client, address, mail_from='"a b"@example.org')
+        client.send(simple_message(address, "quoted"))
+        assert client.reply()[0] == 250
+    [message] = messages(http, server, address)
+    assert message["envelope"]["mail_from"] == '"a b"@example.org'
 
 
 @pytest.mark.parametrize("path", ["<@example.com>", "<user@>", "<@tempinbox.test>", "<>"])

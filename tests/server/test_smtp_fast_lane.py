@@ -259,6 +259,24 @@ CONVERSATIONS: list[tuple[str, list[str]]] = [
         ],
     ),
     (
+        "paths that are no RFC 5321 paths",
+        [
+            "EHLO c.test",
+            "MAIL FROM:<sender@example.org",
+            "MAIL FROM:<a@ SIZE=100",
+            "MAIL FROM:<a b@example.org>",
+            'MAIL FROM:<"a b"@example.org>',
+            "RCPT TO:<{0}",
+            "RCPT TO:<{0} NOTIFY=NEVER>",
+            "RCPT TO:<a {0}>",
+            "RCPT TO:<{0}>",
+            "DATA",
+            "x",
+            ".",
+            "QUIT",
+        ],
+    ),
+    (
         "unicode",
         [
             "EHLO c.test",

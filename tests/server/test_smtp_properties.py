@@ -194,6 +194,10 @@ def smtp_protocol() -> Iterator[Any]:
     loop.close()
 
 
+# A path's shape, written apart from the server's: "<", then quoted strings or
+# characters that are no blank, quote or bracket, then ">" and the end or a blank.
+_RFC_5321_PATH = re.compile(r'<("([^"\\\r\n]|\\.)*"|[^\s"<>])*>(\s|\Z)')
+
 _PATH_PIECES = st.sampled_from(
     ["<", ">", "@", "a", "b.c", '"q s"', "\\", " ", "SIZE=10", ":", ",", "@x,@y:", "(c)", "é", ""]
 )
@@ -214,10 +218,15 @@ _PATH_PIECES = st.sampled_from(
 )
 @example("<a@b.test> SIZE=100")
 @example("<>")
+@example("<a b@example.org>")
+@example('<"a b"@example.org>')
 def test_the_address_reader_of_mail_and_rcpt_is_aiosmtpd_s(smtp_protocol: Any, arg: str) -> None:
     """Our copy of aiosmtpd's _getaddr (without its per-call class) reads as the original.
 
     Where the original fails with IndexError (a path cut short), ours reads no address.
+    Where ``arg`` opens with ``<`` but is no RFC 5321 path (a blank inside the
+    brackets, no ``>``, no blank after it: docs/limits.md, "Hostile input"), the
+    original repairs it, and ours reads ``("", "")``, which aiosmtpd answers ``501``.
     """
     from aiosmtpd.smtp import SMTP
 
@@ -227,6 +236,10 @@ def test_the_address_reader_of_mail_and_rcpt_is_aiosmtpd_s(smtp_protocol: Any, a
         except Exception as exc:  # the email package raises IndexError on some
             return type(exc)
 
+    path = arg.lstrip()
+    if path.startswith("<") and not _RFC_5321_PATH.match(path):
+        assert smtp_protocol._getaddr(arg) == ("", "")
+        return
     for limit in (0, 3):
         smtp_protocol.local_part_limit = limit
         theirs = outcome(lambda text: SMTP._getaddr(smtp_protocol, text))
