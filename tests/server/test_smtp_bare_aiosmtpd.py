@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from aiosmtpd.smtp import SMTP, AuthResult
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.smtp import SMTPService
 from pytest_tempinbox.server.sockets import listen
 from pytest_tempinbox.server.store import Store
 
+from .smtp_conversation_support import ODD_DATA_LINES, conversations, script
 from .store_support import ServingLoop
 
 SIZE_LIMIT = 3000
@@ -96,7 +96,7 @@ def outcome(servers: Servers, which: str, script: bytes) -> tuple[bytes, list[by
     return received.replace(address.encode(), b"<address>"), stored
 
 
-COMMANDS = st.sampled_from(
+CONVERSATION = conversations(
     [
         b"EHLO c.test",
         b"HELO c.test",
@@ -109,44 +109,28 @@ COMMANDS = st.sampled_from(
         b"NOOP " + b"x" * (512 - 2 - 5),  # the longest command line, in both
         b"VRFY a@example.test",
         b"HELP",
-    ]
-)
-DATA_LINES = st.sampled_from(
+    ],
     [
-        b"..",
-        b".x",
-        b"",
-        b"Subject: hi",
-        b"a\rb",
-        b"a\nb",
-        b"\n.\n",
-        b"nul\x00",
-        b"\xe9t\xe9",
+        *ODD_DATA_LINES,
         b"x" * 998,  # the longest DATA line, in both
         b"." + b"x" * 997,
         b"y" * 700,  # a few of them: over the size limit
-    ]
-)
-TRANSACTION = st.lists(DATA_LINES, max_size=10).map(
-    lambda lines: [b"MAIL FROM:<a@example.test>", b"RCPT TO:<{0}>", b"DATA", *lines, b"."]
-)
-CONVERSATION = st.lists(st.one_of(COMMANDS.map(lambda line: [line]), TRANSACTION), max_size=8).map(
-    lambda steps: [b"EHLO c.test", *(line for step in steps for line in step), b"QUIT"]
+    ],
 )
 
 
 @settings(max_examples=40, deadline=None)
-@given(lines=CONVERSATION)
+@given(script=CONVERSATION)
 def test_a_conversation_within_the_documented_limits_is_answered_as_bare_aiosmtpd_does(
-    servers: Servers, lines: list[bytes]
+    servers: Servers, script: bytes
 ) -> None:
-    script = b"".join(line + b"\r\n" for line in lines)
     assert outcome(servers, "ours", script) == outcome(servers, "bare", script)
 
 
 def _transaction(*data: bytes) -> bytes:
-    lines = [b"EHLO c.test", b"MAIL FROM:<a@example.test>", b"RCPT TO:<{0}>", b"DATA", *data]
-    return b"".join(line + b"\r\n" for line in [*lines, b".", b"QUIT"])
+    return script(
+        [b"EHLO c.test", b"MAIL FROM:<a@example.test>", b"RCPT TO:<{0}>", b"DATA", *data, b"."]
+    )
 
 
 # Where the service is meant to answer otherwise: (what is sent, the line of

@@ -33,6 +33,7 @@ from pytest_tempinbox.server.sockets import listen
 from pytest_tempinbox.server.store import Store
 
 from ..redis_process import RedisProcess
+from .smtp_conversation_support import ODD_DATA_LINES, conversations
 from .store_support import LOOPS, ServingLoop
 
 TIMEOUT = 10.0
@@ -623,8 +624,8 @@ def test_a_transcript_does_not_depend_on_where_tcp_splits_it(
     assert outcome(pair, True, script, at(cuts)) == outcome(pair, True, script, whole)
 
 
-# What a generated conversation is made of: commands, and DATA with lines in it.
-COMMANDS = st.sampled_from(
+# A generated conversation's commands and DATA lines: near each limit, and odd.
+CONVERSATION = conversations(
     [
         b"EHLO c.test",
         b"HELO c.test",
@@ -636,42 +637,23 @@ COMMANDS = st.sampled_from(
         b"NOOP",
         b"NOOP \x00",
         b"NOOP \xe9",
-    ]
-)
-DATA_LINES = st.sampled_from(
+    ],
     [
-        b"..",
-        b".x",
-        b"",
-        b"Subject: hi",
-        b"a\rb",
-        b"a\nb",
-        b"\n.\n",
-        b"nul\x00",
-        b"\xe9t\xe9",
-        b"RSET",
+        *ODD_DATA_LINES,
         b"x" * (LINE_LIMIT - 2),
         b"x" * (LINE_LIMIT - 1),
         b"." + b"x" * (LINE_LIMIT - 2),
         b"y" * (LINE_LIMIT + 1),
         b"z" * (SIZE_LIMIT // 3),
-    ]
-)
-# A transaction's DATA always gets 354, so its lines are never read as commands.
-TRANSACTION = st.lists(DATA_LINES, max_size=12).map(
-    lambda lines: [b"MAIL FROM:<a@example.test>", b"RCPT TO:<{0}>", b"DATA", *lines, b"."]
-)
-CONVERSATION = st.lists(st.one_of(COMMANDS.map(lambda line: [line]), TRANSACTION), max_size=8).map(
-    lambda steps: [b"EHLO c.test", *(line for step in steps for line in step)]
+    ],
 )
 
 
 @settings(max_examples=40, deadline=None)
-@given(lines=CONVERSATION, cuts=CUTS)
+@given(script=CONVERSATION, cuts=CUTS)
 def test_a_generated_conversation_is_answered_alike_by_both_lanes_however_it_is_split(
-    pair: Pair, lines: list[bytes], cuts: list[int]
+    pair: Pair, script: bytes, cuts: list[int]
 ) -> None:
-    script = b"".join(line + b"\r\n" for line in [*lines, b"QUIT"])
     split = outcome(pair, True, script, at(cuts))
     assert split == outcome(pair, True, script, whole)
     assert split == outcome(pair, False, script, whole)
