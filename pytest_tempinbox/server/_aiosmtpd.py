@@ -257,19 +257,21 @@ class SMTPProtocol(SMTP):
         reader: Any = self._reader
         command_limit = reader._limit
         reader._limit = self.data_line_limit + 2  # the pieces read; the lines are data's
+        ended = False
         try:
-            while self.transport is not None:
+            while self.transport is not None and not ended:
                 try:
                     piece = await reader.readuntil(b"\r\n")
                 except asyncio.LimitOverrunError as error:  # a longer line: read on
                     piece = await reader.read(error.consumed)
-                if data.feed(piece) is not None:
-                    break
+                ended = data.feed(piece) is not None
         except asyncio.CancelledError:  # the connection was lost in DATA (aiosmtpd's words)
             self._writer.close()
             raise
         finally:
             reader._limit = command_limit
+        if not ended:
+            return  # the connection is closed: nothing is stored
         if data.refusal is not None:
             self.envelope = self._create_envelope()
             await self.push(data.refusal)
