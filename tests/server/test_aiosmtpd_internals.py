@@ -27,6 +27,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from pytest_tempinbox.server import _aiosmtpd
 from pytest_tempinbox.server._hook_names import DISPATCH_PREFIXES
+from pytest_tempinbox.server.smtp_data import LINE_TOO_LONG, TOO_MUCH_DATA
 from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
 
 INSTALLED = version("aiosmtpd")
@@ -168,10 +169,32 @@ def test_the_limits_set_on_each_session_are_aiosmtpd_s_class_attributes() -> Non
 
 
 @pytest.mark.parametrize(
-    "reply", ["500 Command line too long", "530 Must issue a STARTTLS command first"]
+    "reply",
+    [
+        "500 Command line too long",
+        "530 Must issue a STARTTLS command first",
+        "501 Syntax: MAIL FROM: <address>",
+        "501 Syntax: RCPT TO: <address>",
+        " [SP <mail-parameters>]",
+    ],
 )
 def test_the_replies_given_an_enhanced_code_are_aiosmtpd_s_words(reply: str) -> None:
     assert reply in SOURCE, changed("SMTP's replies", f"it no longer answers {reply!r}")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "503 Error: need RCPT command",
+        "501 Syntax: DATA",
+        "354 End data with <CR><LF>.<CR><LF>",
+        LINE_TOO_LONG,
+        TOO_MUCH_DATA,
+    ],
+)
+def test_the_replies_of_our_data_are_aiosmtpd_s_words(reply: str) -> None:
+    """SMTPProtocol.smtp_DATA reads DATA its own way, with aiosmtpd's replies."""
+    assert reply in SOURCE, changed("SMTP.smtp_DATA", f"it no longer answers {reply!r}")
 
 
 def test_our_attribute_names_do_not_shadow_aiosmtpd_s(protocol: SMTP) -> None:
