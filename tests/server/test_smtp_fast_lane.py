@@ -637,6 +637,8 @@ CONVERSATION = conversations(
         b"NOOP",
         b"NOOP \x00",
         b"NOOP \xe9",
+        b"NOOP " + b"x" * (512 - 2 - 5),  # the longest command line, and one octet more
+        b"NOOP " + b"x" * (512 - 1 - 5),
     ],
     [
         *ODD_DATA_LINES,
