@@ -6,6 +6,9 @@ and by aiosmtpd's own ``SMTP`` class, untouched. Generated conversations that
 stay within what both are meant to answer alike must get the same replies and
 store the same mail; :data:`MEANT_TO_DIFFER` lists, with the line of
 docs/limits.md that says so, each place where the service answers otherwise.
+The service also gives some of aiosmtpd's own replies an enhanced status code
+(RFC 3463: ``500 5.5.2``, ``501 5.5.4``, as docs/limits.md writes them), so
+generated conversations' replies are compared without enhanced codes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import pytest
 from aiosmtpd.smtp import SMTP, AuthResult
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.smtp import SMTPService
@@ -83,6 +86,10 @@ def servers() -> Iterator[Servers]:
     loop.close()
 
 
+# An enhanced status code after a reply's code (RFC 3463), and the reply code before it.
+ENHANCED_CODE = re.compile(rb"(?m)^(\d{3}[ -])[245]\.\d{1,3}\.\d{1,3} ")
+
+
 def outcome(servers: Servers, which: str, script: bytes) -> tuple[bytes, list[bytes]]:
     """The replies to ``script`` (``{0}`` a fresh live address), and the raw mail stored."""
     address = servers.store.generate().address
@@ -121,10 +128,13 @@ CONVERSATION = conversations(
 
 @settings(max_examples=40, deadline=None)
 @given(script=CONVERSATION)
+@example(script=script([b"HELO c.test", b"MAIL FROM:<a@example.test> SIZE=100"]))  # 501 5.5.4
 def test_a_conversation_within_the_documented_limits_is_answered_as_bare_aiosmtpd_does(
     servers: Servers, script: bytes
 ) -> None:
-    assert outcome(servers, "ours", script) == outcome(servers, "bare", script)
+    ours, bare = outcome(servers, "ours", script), outcome(servers, "bare", script)
+    assert ENHANCED_CODE.sub(rb"\1", ours[0]) == ENHANCED_CODE.sub(rb"\1", bare[0])
+    assert ours[1] == bare[1]
 
 
 def _transaction(*data: bytes) -> bytes:
