@@ -23,6 +23,7 @@ from .reused_boundary import regroup
 
 __all__ = [
     "MAX_ATTACHMENTS",
+    "PARTS_ANYWAY",
     "Layout",
     "describe_attachment",
     "line_ending",
@@ -36,6 +37,9 @@ __all__ = [
 #: Attachments listed at most; the others are noted in ``defects``.
 MAX_ATTACHMENTS = 2000
 _FEED_CHUNK = 4096
+
+#: Parts looked at for the text and HTML bodies whatever the parse's clock says.
+PARTS_ANYWAY = 64
 
 
 def part_name(path: str) -> str:
@@ -187,6 +191,10 @@ class Layout:
 def sort_parts(message: Message, run: ParseRun, until: int | None = None) -> Layout:
     """Sort the parts out, stopping when the clock runs out or at the cap.
 
+    Once the clock has run out, no more attachments are listed, but the text
+    and HTML bodies are still looked for among the first :data:`PARTS_ANYWAY`
+    parts: on a machine slow enough to spend the budget on reading the
+    structure, a test still reads the bodies, at a bounded cost.
     With ``until``, stop as soon as attachment ``until`` is found. When the
     clock cut reading the message short, its last part was still being read
     and may lack headers or content: it is not listed as an attachment (a text
@@ -197,8 +205,10 @@ def sort_parts(message: Message, run: ParseRun, until: int | None = None) -> Lay
     unfinished = _last_leaf(message) if run.feed_cut else None
     # Iterative, depth-first, in document order: nesting depth costs no stack.
     stack: list[tuple[str, Message]] = [("", message)]
+    late = False  # the clock has run out: only the bodies are still looked for
     while stack:
-        if layout.parts and run.expired():
+        late = late or (bool(layout.parts) and run.expired())
+        if late and (len(layout.parts) >= PARTS_ANYWAY or None not in (layout.text, layout.html)):
             layout.stopped = True
             break
         path, part = stack.pop()
@@ -223,6 +233,9 @@ def sort_parts(message: Message, run: ParseRun, until: int | None = None) -> Lay
                 layout.html_first = layout.text is None
                 continue
         if part is unfinished:
+            continue
+        if late:
+            layout.stopped = True  # an attachment the clock leaves unlisted
             continue
         if len(layout.attachments) == MAX_ATTACHMENTS:
             layout.capped = True

@@ -17,6 +17,7 @@ from pytest_tempinbox.parsing import html as _html
 from pytest_tempinbox.parsing import message as parsing
 from pytest_tempinbox.parsing import parts as _parts
 from pytest_tempinbox.parsing import text_links as _extract
+from pytest_tempinbox.parsing.budget import ParseRun
 from pytest_tempinbox.parsing.message import (
     attachment_payload,
     parse_message,
@@ -101,6 +102,53 @@ def test_out_of_time_parts_are_not_listed() -> None:
     parsed = parse_message(raw, budget=0)
     assert parsed.attachments == ()
     assert "attachments after #0 not listed" in parsed.defects[0].split("; ")
+
+
+def test_out_of_time_bodies_are_still_served() -> None:
+    # On a machine slow enough to spend the whole budget reading the structure,
+    # the text and HTML bodies still come; the attachments after them do not.
+    message = text_message("Your code is 654321\n")
+    message.add_alternative("<p>Your code is <b>654321</b></p>", subtype="html")
+    message.add_attachment(b"%PDF", maintype="application", subtype="pdf", filename="a.pdf")
+    parsed = parse_message(message.as_bytes(), budget=0)
+    assert parsed.text == "Your code is 654321\n"
+    assert parsed.html == "<p>Your code is <b>654321</b></p>\n"
+    assert parsed.attachments == ()
+    assert "attachments after #0 not listed" in parsed.defects[0].split("; ")
+
+
+def test_bodies_are_looked_for_past_the_clock_only_among_the_first_parts() -> None:
+    def parsed_late(raw: bytes) -> _parts.Layout:
+        return _parts.sort_parts(_parts.parse_structure(raw, ParseRun(30)), ParseRun(0))
+
+    def body_after(attachments: int) -> bytes:
+        parts = [
+            f"--b\r\nContent-Disposition: attachment; filename=f{index}.bin\r\n\r\n{index}"
+            for index in range(attachments)
+        ]
+        return lines(
+            "Content-Type: multipart/mixed; boundary=b", "", *parts, "--b", "", "body", "--b--", ""
+        )
+
+    near = parsed_late(body_after(_parts.PARTS_ANYWAY - 2))
+    assert near.text is not None
+    assert near.text[0] == str(_parts.PARTS_ANYWAY - 1)
+    assert near.attachments == []
+    assert near.stopped
+    far = parsed_late(body_after(_parts.PARTS_ANYWAY - 1))
+    assert far.text is None
+    assert far.stopped
+    assert len(far.parts) == _parts.PARTS_ANYWAY
+
+
+def test_a_late_clock_that_leaves_no_attachment_unlisted_says_nothing() -> None:
+    message = text_message("Hello\n")
+    message.add_alternative("<p>Hello</p>", subtype="html")
+    structure = _parts.parse_structure(message.as_bytes(), ParseRun(30))
+    layout = _parts.sort_parts(structure, ParseRun(0))
+    assert layout.text is not None
+    assert layout.html is not None
+    assert not layout.stopped
 
 
 def late_reading_clock() -> Callable[[], float]:

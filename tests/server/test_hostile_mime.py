@@ -140,25 +140,28 @@ PARTS = 10_000
 
 
 def _ten_thousand_parts(served: Served) -> None:
+    # The text body is served however slow the machine is.
     assert served.message["text"] == "first"
     attachments = served.message["attachments"]
     # The parser lists 2,000 at most, fewer if its time budget ran out first.
-    assert 0 < len(attachments) <= MAX_ATTACHMENTS
+    assert len(attachments) <= MAX_ATTACHMENTS
     assert [a["index"] for a in attachments] == list(range(len(attachments)))
-    assert attachments[-1]["filename"] == f"p{len(attachments)}"
-    if served.defects is not None:
-        listed = len(attachments)
-        if listed == MAX_ATTACHMENTS:
-            capped = f"attachments after #{MAX_ATTACHMENTS:,} not listed"
-            assert f"more than {MAX_ATTACHMENTS:,} attachments: {capped}" in served.defects
-        elif f"attachments after #{listed:,} not listed" not in served.defects[0]:
-            # The clock ran out while the message was still being read (a slow
-            # machine): every part read to its end is listed, the one being read not.
-            read = re.search(r"message read only to byte ([\d,]+) of", served.defects[0])
-            assert read is not None, served.defects
-            opened = served.raw[: int(read[1].replace(",", ""))].count(b"\r\n--b\r\n")
-            assert listed == opened - 2, served.defects  # not "first", not the unfinished one
-    last = served.attachment(len(attachments) - 1)
+    listed = len(attachments)
+    defects = served.defects or []
+    if listed == MAX_ATTACHMENTS:
+        capped = f"attachments after #{MAX_ATTACHMENTS:,} not listed"
+        assert f"more than {MAX_ATTACHMENTS:,} attachments: {capped}" in defects
+    elif f"attachments after #{listed:,} not listed" not in defects[0]:
+        # The clock ran out while the message was still being read (a slow
+        # machine): every part read to its end is listed, the one being read not.
+        read = re.search(r"message read only to byte ([\d,]+) of", defects[0])
+        assert read is not None, defects
+        opened = served.raw[: int(read[1].replace(",", ""))].count(b"\r\n--b\r\n")
+        assert listed == opened - 2, defects  # not "first", not the unfinished one
+    if not attachments:
+        return  # the clock ran out before the parts were sorted (a very slow machine)
+    assert attachments[-1]["filename"] == f"p{listed}"
+    last = served.attachment(listed - 1)
     assert last.status_code == 200
     assert last.content == b"x"
 
