@@ -114,3 +114,19 @@ def test_the_wheel_holds_only_the_package(distributions: dict[str, list[str]]) -
         if name.split("/")[0] != "pytest_tempinbox" and ".dist-info/" not in name
     ]
     assert others == []
+
+
+@pytest.mark.parametrize("kind", ["sdist", "wheel"])
+def test_every_data_file_of_the_package_ships(
+    distributions: dict[str, list[str]], kind: str
+) -> None:
+    # The viewer's page, caniemail.com's data, the OpenAPI document: package-data in pyproject.
+    package = ROOT / "pytest_tempinbox"
+    data = [
+        path.relative_to(ROOT).as_posix()
+        for path in package.rglob("*")
+        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts
+    ]
+    assert "pytest_tempinbox/server/openapi.json" in data
+    missing = [name for name in data if name not in distributions[kind]]
+    assert missing == [], f"the {kind} leaves out data files the package reads"
