@@ -16,7 +16,9 @@ loader writes them out where they are referred to, so that the served document
 gives every operation whole, with only ``components/schemas`` to look up.
 
 The routes import this module when the document is first asked for, and the
-document is read once per version.
+document is read once per version, from the file beside this module (a wheel
+installs it there): ``importlib.resources`` would add more imports than the
+read costs.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, PROBLEMS
@@ -73,8 +75,7 @@ def openapi_document(version: str) -> dict[str, Any]:
     Read and filled in once per version: every call returns the same document,
     which the caller must not change.
     """
-    text = resources.files(__package__).joinpath(DOCUMENT_FILE).read_text("utf-8")
-    document = json.loads(text)
+    document = json.loads(Path(__file__).with_name(DOCUMENT_FILE).read_text("utf-8"))
     components = document["components"]
     shared = {
         f"#/components/{kind}/{name}": piece
