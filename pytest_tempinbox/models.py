@@ -2,21 +2,23 @@
 
 :class:`Message` holds the fields the parser found and reads them with the
 parser's pickers (:meth:`~Message.link`, :meth:`~Message.code`,
-:meth:`~Message.attachment`) and the checks (:mod:`pytest_tempinbox.checks`),
-so this module sits above :mod:`~pytest_tempinbox.parsing` and
-:mod:`~pytest_tempinbox.checks`; the values it is made of (:class:`Address`,
-:class:`Attachment`, :class:`Link`, :class:`Envelope`, and the
-:class:`Fault` and :class:`Refusal` of the server's faults and refusals) live
-in :mod:`pytest_tempinbox.values`, data only, and are re-exported here.
+:meth:`~Message.attachment`) and the checks, so this module sits above
+:mod:`~pytest_tempinbox.parsing` and :mod:`~pytest_tempinbox.checks`. The
+pickers are imported at the top; the checks that need more than the fields
+(HTML support, links, spam: caniemail's data, ssl and sockets, a process) when
+first used, so that a test that only reads its mail does not pay for them. The
+values it is made of (:class:`Address`, :class:`Attachment`, :class:`Link`,
+:class:`Envelope`, and the server's :class:`Fault` and :class:`Refusal`) are
+data only, in :mod:`pytest_tempinbox.values`, and re-exported here.
 
-Most of it does no I/O, and the JSON round trip (:meth:`Message.to_json`,
-:meth:`Message.from_json`, which the server and the client share so the two
-forms cannot drift) is plain data. Some methods do I/O, and say so:
-:meth:`~Message.raw` and :meth:`Attachment.content` download from the server
-the message came from, :meth:`~Message.check_links` makes HTTP requests to
-every link, :meth:`~Message.spam_report` runs SpamAssassin in a process, and
-:meth:`~Message.open` and :meth:`~Message.screenshot` drive a browser.
-The module is long because :class:`Message` is one class, the public API of a
+The JSON round trip (:meth:`Message.to_json`, :meth:`Message.from_json`, which
+the server and the client share so the two forms cannot drift) is plain data.
+Some methods do I/O, and say so: :meth:`~Message.raw` and
+:meth:`Attachment.content` download from the server the message came from,
+:meth:`~Message.check_links` makes HTTP requests to every link,
+:meth:`~Message.spam_report` runs SpamAssassin in a process, and
+:meth:`~Message.open` and :meth:`~Message.screenshot` drive a browser. The
+module is long because :class:`Message` is one class, the public API of a
 received mail, each method with the docstring its users read.
 """
 
@@ -26,15 +28,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .checks import html_support, spam
-from .checks import links as link_checks
 from .checks import unsubscribe as unsubscribe_checks
-from .checks.html_support import HtmlCompatibility
-from .checks.link_targets import link_targets
-from .checks.links import LinkReport
-from .checks.spam import SpamReport
 from .errors import MailAssertionError, TempInboxError
 from .parsing.attachments import pick_attachment
 from .parsing.codes import pick_code
@@ -57,6 +53,12 @@ from .values import (
     format_timestamp,
     parse_timestamp,
 )
+
+if TYPE_CHECKING:
+    # The checks that take more than the fields: imported when used (see Message.check_links).
+    from .checks.html_support import HtmlCompatibility
+    from .checks.links import LinkReport
+    from .checks.spam import SpamReport
 
 __all__ = [
     "Address",
@@ -243,6 +245,8 @@ class Message:
         a platform (``"outlook.windows"``) or a glob (``"*.ios"``). A message
         without HTML scores 100.
         """
+        from .checks import html_support  # when used: its parser and caniemail's data
+
         return html_support.html_compatibility(self.html or "", clients=clients)
 
     def assert_html_support(
@@ -255,6 +259,8 @@ class Message:
         lack each and its caniemail page. Returns the report otherwise.
         """
         __tracebackhide__ = True
+        from .checks import html_support
+
         report = self.html_compatibility(clients=clients)
         html_support.assert_html_support(report, at_least)
         return report
@@ -267,6 +273,8 @@ class Message:
         Raises :class:`~pytest_tempinbox.errors.SpamAssassinMissing`, saying what
         to install, where the ``spamassassin`` program is not found.
         """
+        from .checks import spam  # when used: subprocess and tempfile
+
         return spam.spam_report(self.raw(), timeout=timeout)
 
     def assert_spam_score(self, below: float = 5.0, *, timeout: float = 60.0) -> SpamReport:
@@ -276,6 +284,8 @@ class Message:
         rules that fired, biggest score first. Returns the report otherwise.
         """
         __tracebackhide__ = True
+        from .checks import spam
+
         report = self.spam_report(timeout=timeout)
         spam.assert_spam_score(report, below)
         return report
@@ -314,6 +324,10 @@ class Message:
         searched. Links to the application under test on localhost are
         requested as any other (no proxy for loopback).
         """
+        # When used: ssl, sockets and a thread pool, which a test that reads its mail never needs.
+        from .checks import links as link_checks
+        from .checks.link_targets import link_targets
+
         return link_checks.check_links(
             link_targets(self.links, self.html), ignore=ignore, timeout=timeout
         )
@@ -327,6 +341,8 @@ class Message:
         it was redirected. Returns the report when every link works.
         """
         __tracebackhide__ = True
+        from .checks import links as link_checks
+
         report = self.check_links(ignore=ignore, timeout=timeout)
         link_checks.assert_links_work(report)
         return report
