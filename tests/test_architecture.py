@@ -118,6 +118,12 @@ def test_the_rules_see_the_imports() -> None:
     assert "pytest_tempinbox.checks.spam" in imports(PACKAGE / "models.py")
 
 
+def test_the_values_import_nothing_of_the_package_but_errors() -> None:
+    # The data every part shares stays below everything: errors is the one thing it may name.
+    found = {first_name(target) for target in imports(PACKAGE / "values.py")}
+    assert found <= {"errors"}, f"pytest_tempinbox.values imports {sorted(found - {'errors'})}"
+
+
 MAX_LINES = 400
 
 
