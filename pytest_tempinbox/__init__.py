@@ -31,8 +31,9 @@ from .errors import (
 if TYPE_CHECKING:
     from .client.http import TempInboxClient
     from .client.inbox import Inbox
-    from .models import Address, Attachment, Envelope, Fault, Link, Message, Refusal
+    from .models import Message
     from .server.inbox_server import InboxServer
+    from .values import Address, Attachment, Envelope, Fault, Link, Refusal
 
 __version__ = "0.1.0"
 
@@ -67,13 +68,13 @@ __all__ = [
 
 
 _LAZY = {
-    "Address": "models",
-    "Attachment": "models",
-    "Envelope": "models",
-    "Fault": "models",
-    "Link": "models",
+    "Address": "values",
+    "Attachment": "values",
+    "Envelope": "values",
+    "Fault": "values",
+    "Link": "values",
     "Message": "models",
-    "Refusal": "models",
+    "Refusal": "values",
     "Inbox": "client.inbox",
     "TempInboxClient": "client.http",
     "InboxServer": "server.inbox_server",

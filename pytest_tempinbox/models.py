@@ -1,28 +1,64 @@
-"""The data the service hands out: messages, addresses, attachments, and their JSON form.
+"""A received mail as a test reads it: :class:`Message`, over the plain values it is made of.
 
-Standard library only and no I/O: the server builds these from what it stored,
-the client rebuilds them from the JSON the server sent, and both use
-:meth:`Message.to_json` / :meth:`Message.from_json` so the two forms cannot drift.
-The module is long because each of its seven data classes carries its JSON form
-both ways beside its fields, where a reader of one looks for the other.
+:class:`Message` holds the fields the parser found and reads them with the
+parser's pickers (:meth:`~Message.link`, :meth:`~Message.code`,
+:meth:`~Message.attachment`) and the checks, so this module sits above
+:mod:`~pytest_tempinbox.parsing` and :mod:`~pytest_tempinbox.checks`. The
+pickers are imported at the top; the checks that need more than the fields
+(HTML support, links, spam: caniemail's data, ssl and sockets, a process) when
+first used, so that a test that only reads its mail does not pay for them. The
+values it is made of (:class:`Address`, :class:`Attachment`, :class:`Link`,
+:class:`Envelope`, and the server's :class:`Fault` and :class:`Refusal`) are
+data only, in :mod:`pytest_tempinbox.values`, and re-exported here.
+
+The JSON round trip (:meth:`Message.to_json`, :meth:`Message.from_json`, which
+the server and the client share so the two forms cannot drift) is plain data.
+Some methods do I/O, and say so: :meth:`~Message.raw` and
+:meth:`Attachment.content` download from the server the message came from,
+:meth:`~Message.check_links` makes HTTP requests to every link,
+:meth:`~Message.spam_report` runs SpamAssassin in a process, and
+:meth:`~Message.open` and :meth:`~Message.screenshot` drive a browser. The
+module is long because :class:`Message` is one class, the public API of a
+received mail, each method with the docstring its users read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
+from .checks import unsubscribe as unsubscribe_checks
 from .errors import MailAssertionError, TempInboxError
+from .parsing.attachments import pick_attachment
+from .parsing.codes import pick_code
+from .parsing.failures import about
+from .parsing.links import pick_link
+from .parsing.unsubscribe import parse_unsubscribe
+from .values import (
+    JSON,
+    Address,
+    Attachment,
+    DkimResult,
+    Envelope,
+    Fault,
+    Link,
+    LinkSource,
+    Refusal,
+    Stage,
+    Unsubscribe,
+    _unavailable,
+    format_timestamp,
+    parse_timestamp,
+)
 
 if TYPE_CHECKING:
-    from .checks.dkim import DkimResult
+    # The checks that take more than the fields: imported when used (see Message.check_links).
     from .checks.html_support import HtmlCompatibility
     from .checks.links import LinkReport
     from .checks.spam import SpamReport
-    from .checks.unsubscribe import Unsubscribe
 
 __all__ = [
     "Address",
@@ -41,24 +77,6 @@ __all__ = [
     "format_timestamp",
     "parse_timestamp",
 ]
-
-JSON = dict[str, Any]
-Stage = Literal["rcpt", "data"]
-"""Where in an SMTP transaction an injected fault strikes: at ``RCPT TO`` or at the end of DATA."""
-LinkSource = Literal["html", "text"]
-"""Where a link was found: an ``<a>`` or ``<area>`` of the HTML body, or a URL in the text body."""
-
-
-def format_timestamp(moment: datetime, *, milliseconds: bool = False) -> str:
-    """Format an aware datetime as RFC 3339, writing UTC as ``Z``."""
-    text = moment.isoformat(timespec="milliseconds" if milliseconds else "seconds")
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
-def parse_timestamp(text: str) -> datetime:
-    """Parse an RFC 3339 timestamp (as :func:`format_timestamp` writes) to an aware datetime."""
-    moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 class MessageSource(Protocol):
@@ -104,153 +122,8 @@ class AsyncBrowserPage(Protocol):
         """Return a PNG of the page (of all of it with ``full_page``), also written to ``path``."""
 
 
-def _unavailable() -> bytes:
-    raise TempInboxError("this message was not fetched from a server, so it has no source")
-
-
-def _dkim(data: Mapping[str, Any] | None) -> DkimResult | None:
-    """The ``dkim`` of a message's JSON (None: a server that does not report it)."""
-    if data is None:
-        return None
-    from .checks.dkim import DkimResult
-
-    return DkimResult.from_json(data)
-
-
 def _unavailable_url() -> str:
     raise TempInboxError("this message was not fetched from a server, so it has no page")
-
-
-async def _unavailable_async() -> bytes:
-    return _unavailable()
-
-
-@dataclass(frozen=True, slots=True)
-class Address:
-    """A mailbox from a header: an optional display name and the address itself."""
-
-    name: str | None
-    email: str
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form, ``{"name", "email"}``."""
-        return {"name": self.name, "email": self.email}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Address:
-        """Build an address from its JSON object form."""
-        return cls(name=data.get("name"), email=data["email"])
-
-    def __str__(self) -> str:
-        return f"{self.name} <{self.email}>" if self.name else self.email
-
-
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """One attachment (or inline part) of a message, described but not downloaded.
-
-    ``index`` is its 0-based position in the message's ``attachments`` list and
-    names it in the API's ``/attachments/{index}`` route. ``filename`` is what the
-    sender wrote; never use it as a path.
-    """
-
-    index: int
-    filename: str | None
-    content_type: str
-    size: int
-    content_id: str | None
-    inline: bool
-    fetch: Callable[[], bytes] = field(default=_unavailable, repr=False, compare=False)
-    fetch_async: Callable[[], Awaitable[bytes]] = field(
-        default=_unavailable_async, repr=False, compare=False
-    )
-
-    def content(self) -> bytes:
-        """Download the attachment's decoded bytes from the server."""
-        return self.fetch()
-
-    async def content_async(self) -> bytes:
-        """Like :meth:`content`, awaitable."""
-        return await self.fetch_async()
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form."""
-        return {
-            "index": self.index,
-            "filename": self.filename,
-            "content_type": self.content_type,
-            "size": self.size,
-            "content_id": self.content_id,
-            "inline": self.inline,
-        }
-
-    @classmethod
-    def from_json(
-        cls,
-        data: Mapping[str, Any],
-        fetch: Callable[[], bytes] = _unavailable,
-        fetch_async: Callable[[], Awaitable[bytes]] = _unavailable_async,
-    ) -> Attachment:
-        """Build an attachment description from its JSON object form.
-
-        ``fetch`` and ``fetch_async`` download its bytes (see :meth:`content`).
-        """
-        return cls(
-            index=data["index"],
-            filename=data.get("filename"),
-            content_type=data["content_type"],
-            size=data["size"],
-            content_id=data.get("content_id"),
-            inline=data["inline"],
-            fetch=fetch,
-            fetch_async=fetch_async,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One link of a message: its URL, the text a reader clicks, and where it was found.
-
-    ``text`` is the visible text of the HTML anchor, white space collapsed (the
-    ``alt`` text of an image inside it when it has no text of its own); None
-    for a URL written in plain text. ``source`` is ``"html"`` or ``"text"``.
-    """
-
-    url: str
-    text: str | None
-    source: LinkSource
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form, ``{"url", "text", "source"}``."""
-        return {"url": self.url, "text": self.text, "source": self.source}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Link:
-        """Build a link from its JSON object form."""
-        source = data["source"]
-        if source not in ("html", "text"):
-            raise ValueError(f"not a link source: {source!r}")
-        return cls(url=data["url"], text=data.get("text"), source=cast(LinkSource, source))
-
-
-@dataclass(frozen=True, slots=True)
-class Envelope:
-    """The SMTP envelope: the ``MAIL FROM`` sender and the accepted ``RCPT TO`` addresses.
-
-    ``mail_from`` is ``""`` for the null sender ``<>``.
-    """
-
-    mail_from: str
-    rcpt_to: tuple[str, ...]
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form, ``{"mail_from", "rcpt_to"}``."""
-        return {"mail_from": self.mail_from, "rcpt_to": list(self.rcpt_to)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Envelope:
-        """Build an envelope from its JSON object form."""
-        return cls(mail_from=data["mail_from"], rcpt_to=tuple(data["rcpt_to"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +176,9 @@ class Message:
             return _unavailable()
         return await self.source.raw_async(self.inbox, self.id)
 
+    def _about(self) -> str:
+        return about(self.subject, self.sender, self.envelope.mail_from)
+
     def link(
         self,
         text: str | None = None,
@@ -323,9 +199,9 @@ class Message:
         passes.
         """
         __tracebackhide__ = True
-        from .parsing.links import pick_link
-
-        return pick_link(self, text, contains=contains, pattern=pattern)
+        # A message served by an older server has no details: its URLs, without texts.
+        links = self.link_details or tuple(Link(url, None, "text") for url in self.links)
+        return pick_link(links, text, contains=contains, pattern=pattern, about=self._about())
 
     def code(self, pattern: str | re.Pattern[str] | None = None) -> str:
         """Return the message's one-time code: the single most likely of :attr:`codes`.
@@ -339,9 +215,7 @@ class Message:
         group, if it has groups).
         """
         __tracebackhide__ = True
-        from .parsing.codes import pick_code
-
-        return pick_code(self, pattern)
+        return pick_code(self.subject, self.text, self.html, pattern, about=self._about())
 
     def attachment(
         self, name: str | None = None, *, content_type: str | None = None, inline: bool = False
@@ -355,9 +229,9 @@ class Message:
         attachments (name, type, size), when none or several match.
         """
         __tracebackhide__ = True
-        from .parsing.attachments import pick_attachment
-
-        return pick_attachment(self, name, content_type=content_type, inline=inline)
+        return pick_attachment(
+            self.attachments, name, content_type=content_type, inline=inline, about=self._about()
+        )
 
     def html_compatibility(
         self, *, clients: Iterable[str] | str | None = None
@@ -371,9 +245,9 @@ class Message:
         a platform (``"outlook.windows"``) or a glob (``"*.ios"``). A message
         without HTML scores 100.
         """
-        from .checks.html_support import html_compatibility
+        from .checks import html_support  # when used: its parser and caniemail's data
 
-        return html_compatibility(self.html or "", clients=clients)
+        return html_support.html_compatibility(self.html or "", clients=clients)
 
     def assert_html_support(
         self, at_least: float = 90.0, *, clients: Iterable[str] | str | None = None
@@ -385,22 +259,23 @@ class Message:
         lack each and its caniemail page. Returns the report otherwise.
         """
         __tracebackhide__ = True
-        from .checks.html_support import assert_html_support
+        from .checks import html_support
 
         report = self.html_compatibility(clients=clients)
-        assert_html_support(report, at_least)
+        html_support.assert_html_support(report, at_least)
         return report
 
     def spam_report(self, *, timeout: float = 60.0) -> SpamReport:
         """Score the message with SpamAssassin, run here with its shipped rules, no network.
 
-        Downloads the raw message from the server first. Takes about a second.
+        I/O: downloads the raw message from the server first, then runs the
+        ``spamassassin`` program in a process. Takes about a second.
         Raises :class:`~pytest_tempinbox.errors.SpamAssassinMissing`, saying what
         to install, where the ``spamassassin`` program is not found.
         """
-        from .checks.spam import spam_report
+        from .checks import spam  # when used: subprocess and tempfile
 
-        return spam_report(self.raw(), timeout=timeout)
+        return spam.spam_report(self.raw(), timeout=timeout)
 
     def assert_spam_score(self, below: float = 5.0, *, timeout: float = 60.0) -> SpamReport:
         """:meth:`spam_report`, raising unless the score is below ``below``.
@@ -409,10 +284,10 @@ class Message:
         rules that fired, biggest score first. Returns the report otherwise.
         """
         __tracebackhide__ = True
-        from .checks.spam import assert_spam_score
+        from .checks import spam
 
         report = self.spam_report(timeout=timeout)
-        assert_spam_score(report, below)
+        spam.assert_spam_score(report, below)
         return report
 
     @property
@@ -422,8 +297,6 @@ class Message:
         Their http(s) and mailto targets, whether one-click unsubscribe is
         offered, and what is wrong with the headers (``problems``).
         """
-        from .checks.unsubscribe import parse_unsubscribe
-
         return parse_unsubscribe(self.headers)
 
     def unsubscribe_link(self, *, one_click: bool = False) -> str:
@@ -437,25 +310,27 @@ class Message:
         message is DKIM-signed, a signature covering both headers.
         """
         __tracebackhide__ = True
-        from .checks.unsubscribe import parse_unsubscribe, unsubscribe_link
-
-        return unsubscribe_link(parse_unsubscribe(self.headers), one_click=one_click)
+        return unsubscribe_checks.unsubscribe_link(self.unsubscribe, one_click=one_click)
 
     def check_links(
         self, *, ignore: Iterable[str | re.Pattern[str]] = (), timeout: float = 5.0
     ) -> LinkReport:
         """Request every http(s) link and image of the message, from this process; report each.
 
+        I/O: real HTTP requests, one or two per target, over the network.
         HEAD first, GET where HEAD is refused; redirects followed and reported;
         at most 8 at a time, each within ``timeout`` seconds. ``ignore``: a
         string is a part of the URLs to leave out, a compiled pattern is
         searched. Links to the application under test on localhost are
         requested as any other (no proxy for loopback).
         """
+        # When used: ssl, sockets and a thread pool, which a test that reads its mail never needs.
+        from .checks import links as link_checks
         from .checks.link_targets import link_targets
-        from .checks.links import check_links
 
-        return check_links(link_targets(self.links, self.html), ignore=ignore, timeout=timeout)
+        return link_checks.check_links(
+            link_targets(self.links, self.html), ignore=ignore, timeout=timeout
+        )
 
     def assert_links_work(
         self, *, ignore: Iterable[str | re.Pattern[str]] = (), timeout: float = 5.0
@@ -466,10 +341,10 @@ class Message:
         it was redirected. Returns the report when every link works.
         """
         __tracebackhide__ = True
-        from .checks.links import assert_links_work
+        from .checks import links as link_checks
 
         report = self.check_links(ignore=ignore, timeout=timeout)
-        assert_links_work(report)
+        link_checks.assert_links_work(report)
         return report
 
     def html_url(self, *, remote_images: bool = False) -> str:
@@ -552,6 +427,7 @@ class Message:
         """
         sender = data.get("from")
         date = data.get("date")
+        dkim = data.get("dkim")  # None too from a server that does not report it
         inbox, id = data["inbox"], data["id"]
 
         def attachment(item: Mapping[str, Any]) -> Attachment:
@@ -585,111 +461,7 @@ class Message:
             size=data["size"],
             defects=tuple(data.get("defects", ())),
             link_details=tuple(Link.from_json(item) for item in data.get("link_details", ())),
-            dkim=_dkim(data.get("dkim")),
+            dkim=None if dkim is None else DkimResult.from_json(dkim),
             subaddress=data.get("subaddress"),
             source=source,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """A fault injected into an inbox's next deliveries: an SMTP reply, a delay or a disconnect.
-
-    Exactly one of ``code`` (with ``message``, the reply's text), ``delay``
-    (seconds) and ``disconnect`` says what happens; ``stage`` says when: at the
-    ``RCPT TO`` of the address, or at the end of DATA. ``times`` is how many
-    deliveries it still applies to. As the server lists it, ``message`` is
-    the exact text that follows the code, its enhanced status code included.
-    """
-
-    stage: Stage
-    code: int | None = None
-    message: str | None = None
-    delay: float | None = None
-    disconnect: bool = False
-    times: int = 1
-
-    @property
-    def kind(self) -> Literal["reply", "delay", "disconnect"]:
-        """What the fault does: ``reply`` with ``code``, ``delay`` or ``disconnect``."""
-        if self.disconnect:
-            return "disconnect"
-        return "delay" if self.delay is not None else "reply"
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form, which is also the body that adds it: unset keys left out."""
-        data: JSON = {"stage": self.stage}
-        if self.code is not None:
-            data["code"] = self.code
-        if self.message is not None:
-            data["message"] = self.message
-        if self.delay is not None:
-            data["delay"] = self.delay
-        if self.disconnect:
-            data["disconnect"] = True
-        data["times"] = self.times
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Fault:
-        """Build a fault from its JSON object form, as the server lists it."""
-        stage = data["stage"]
-        if stage not in ("rcpt", "data"):
-            raise ValueError(f"not a fault stage: {stage!r}")
-        delay = data.get("delay")
-        return cls(
-            stage=cast(Stage, stage),
-            code=data.get("code"),
-            message=data.get("message"),
-            delay=None if delay is None else float(delay),
-            disconnect=bool(data.get("disconnect", False)),
-            times=data.get("times", 1),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A recipient the SMTP server refused at ``RCPT TO``: when, to whom, from which client.
-
-    ``reply`` is the text of the server's answer after its code; ``client_ip``
-    and ``helo`` (the name the client gave in EHLO or HELO) say who sent it, when
-    known. ``similarity`` (0 to 1) is set when the refusals were asked for
-    ``similar_to`` an address: how alike the two addresses are.
-    """
-
-    at: datetime
-    address: str
-    reply: str
-    client_ip: str | None = None
-    helo: str | None = None
-    similarity: float | None = None
-
-    def scored(self, similarity: float) -> Refusal:
-        """Return a copy with its ``similarity`` to an address."""
-        return Refusal(self.at, self.address, self.reply, self.client_ip, self.helo, similarity)
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form; ``similarity`` only when set."""
-        data: JSON = {
-            "at": format_timestamp(self.at, milliseconds=True),
-            "address": self.address,
-            "reply": self.reply,
-            "client_ip": self.client_ip,
-            "helo": self.helo,
-        }
-        if self.similarity is not None:
-            data["similarity"] = self.similarity
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Refusal:
-        """Build a refusal from its JSON object form."""
-        similarity = data.get("similarity")
-        return cls(
-            at=parse_timestamp(data["at"]),
-            address=data["address"],
-            reply=data["reply"],
-            client_ip=data.get("client_ip"),
-            helo=data.get("helo"),
-            similarity=None if similarity is None else float(similarity),
         )

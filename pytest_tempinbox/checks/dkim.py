@@ -8,7 +8,8 @@ JSON file by :func:`load_dkim_keys`. :func:`verify_dkim` hands the message to
 dkimpy (imported when a message is verified) with a lookup function that
 reads that mapping, and turns what dkimpy says into a :class:`DkimResult`:
 ``pass``, ``fail`` with the reason in words, or ``none`` for an unsigned
-message. It never raises on a malformed message or signature.
+message. It never raises on a malformed message or signature. :class:`DkimResult`
+is a plain value (:mod:`pytest_tempinbox.values`), re-exported here.
 """
 
 from __future__ import annotations
@@ -17,59 +18,14 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
+
+from ..values import DkimResult, DkimStatus
 
 __all__ = ["DKIMPY_MISSING", "DkimResult", "DkimStatus", "load_dkim_keys", "verify_dkim"]
 
-DkimStatus = Literal["pass", "fail", "none"]
-"""The outcome of a DKIM check: ``pass``, ``fail``, or ``none`` for an unsigned message."""
-
-_STATUSES = ("pass", "fail", "none")
 _SIGNATURE_HEADER = re.compile(rb"^dkim-signature[ \t]*:", re.IGNORECASE | re.MULTILINE)
 _BYTES_REPR = re.compile(r"\bb'([^']*)'")
-
-
-@dataclass(frozen=True, slots=True)
-class DkimResult:
-    """What the check of a message's DKIM signature found.
-
-    ``domain`` and ``selector`` are the signature's ``d=`` and ``s=`` tags
-    (``None`` for an unsigned message, or where the signature has none);
-    ``reason`` is ``None`` unless ``result`` is ``"fail"``, when it says why:
-    ``"body hash did not verify"`` (the body changed after signing),
-    ``"signature did not verify"`` (a signed header changed, or the key is not
-    the signer's), ``"no key for sel._domainkey.example.com"``,
-    ``"bad key for ...: ..."`` or ``"malformed DKIM-Signature: ..."``.
-    """
-
-    result: DkimStatus
-    domain: str | None = None
-    selector: str | None = None
-    reason: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the JSON object form, ``{"result", "domain", "selector", "reason"}``."""
-        return {
-            "result": self.result,
-            "domain": self.domain,
-            "selector": self.selector,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DkimResult:
-        """Build a result from its JSON object form."""
-        result = data["result"]
-        if result not in _STATUSES:
-            raise ValueError(f"not a DKIM result: {result!r} (expected pass, fail or none)")
-        return cls(
-            result=cast(DkimStatus, result),
-            domain=data.get("domain"),
-            selector=data.get("selector"),
-            reason=data.get("reason"),
-        )
-
 
 DKIMPY_MISSING = (
     "not verified: DKIM needs dkimpy, which is not installed: pip install 'pytest-tempinbox[dkim]'"

@@ -1,19 +1,18 @@
 """Picking the one attachment a test means, by shell-style patterns on its name and type.
 
 Standard library only, no I/O: it reads the attachments' descriptions that a
-:class:`~pytest_tempinbox.models.Message` already holds.
+message already holds (:meth:`Message.attachment <pytest_tempinbox.models.Message.attachment>`
+passes them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
 
 from ..errors import MailAssertionError
-from .failures import about, shorten, size_text
-
-if TYPE_CHECKING:
-    from ..models import Attachment, Message
+from ..values import Attachment
+from .failures import shorten, size_text
 
 __all__ = ["pick_attachment"]
 
@@ -42,11 +41,19 @@ def _wanted(name: str | None, content_type: str | None) -> str:
 
 
 def pick_attachment(
-    message: Message, name: str | None, *, content_type: str | None, inline: bool
+    attachments: Sequence[Attachment],
+    name: str | None,
+    *,
+    content_type: str | None,
+    inline: bool,
+    about: str,
 ) -> Attachment:
-    """Return the one attachment of ``message`` that matches; see :meth:`Message.attachment`."""
+    """Return the one of a message's ``attachments`` that matches; see :meth:`Message.attachment`.
+
+    ``about`` names the message in a failure (:func:`.failures.about`).
+    """
     __tracebackhide__ = True
-    counted = [item for item in message.attachments if inline or not item.inline]
+    counted = [item for item in attachments if inline or not item.inline]
     found = [
         item
         for item in counted
@@ -57,21 +64,21 @@ def pick_attachment(
     wanted = _wanted(name, content_type)
     if found:
         what = f"attachments {wanted}" if wanted else "attachments"
-        lines = [f"{len(found)} {what} in {about(message)}; expected one:"]
+        lines = [f"{len(found)} {what} in {about}; expected one:"]
         lines += [_line(item) for item in found[:_LISTED]]
         lines.append("Narrow it down with name= or content_type=.")
         raise MailAssertionError("\n".join(lines))
     subject = f"no attachment {wanted}" if wanted else "no attachment"
-    if not message.attachments:
-        raise MailAssertionError(f"{subject} in {about(message)}: it has no attachments at all.")
-    total = len(message.attachments)
-    lines = [f"{subject} in {about(message)}; its {total} attachment(s):"]
-    lines += [_line(item) for item in message.attachments[:_LISTED]]
+    if not attachments:
+        raise MailAssertionError(f"{subject} in {about}: it has no attachments at all.")
+    total = len(attachments)
+    lines = [f"{subject} in {about}; its {total} attachment(s):"]
+    lines += [_line(item) for item in attachments[:_LISTED]]
     if total > _LISTED:
         lines.append(f"  ... and {total - _LISTED} more")
     hidden = [
         item
-        for item in message.attachments
+        for item in attachments
         if item.inline
         and _matches(name, item.filename)
         and _matches(content_type, item.content_type)

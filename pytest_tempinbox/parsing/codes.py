@@ -15,7 +15,6 @@ from __future__ import annotations
 import heapq
 import re
 import time
-from typing import TYPE_CHECKING
 
 from .budget import CLOCK_EVERY, Clock, late
 from .code_context import (
@@ -27,9 +26,6 @@ from .code_context import (
 )
 from .code_emphasis import element_emphasis, emphasised
 from .code_shapes import MIXED_TOKEN, beside_base64, code_word, random_looking
-
-if TYPE_CHECKING:
-    from ..models import Message
 
 __all__ = ["Candidate", "find_codes", "pick_code", "rank_codes"]
 
@@ -283,29 +279,36 @@ def _listed(candidates: list[Candidate], with_reasons: bool = True) -> str:
     return ", ".join(shown)
 
 
-def _body(message: Message) -> str:
-    if message.text is not None:
-        return message.text
-    if message.html:
+def _body(text: str | None, html: str | None) -> str:
+    if text is not None:
+        return text
+    if html:
         from .html import html_text  # html.parser and its patterns: only for HTML mail
 
-        return html_text(message.html)
+        return html_text(html)
     return ""
 
 
-def pick_code(message: Message, pattern: str | re.Pattern[str] | None = None) -> str:
-    """Return the one code of ``message``; see :meth:`Message.code`.
+def pick_code(
+    subject: str,
+    text: str | None,
+    html: str | None,
+    pattern: str | re.Pattern[str] | None = None,
+    *,
+    about: str,
+) -> str:
+    """Return the one code of a message's subject and bodies; see :meth:`Message.code`.
 
-    Raises :class:`~pytest_tempinbox.errors.MailAssertionError` saying what the
+    ``about`` names the message in a failure (:func:`.failures.about`). Raises
+    :class:`~pytest_tempinbox.errors.MailAssertionError` saying what the
     message held instead.
     """
     __tracebackhide__ = True
     from ..errors import MailAssertionError
-    from .failures import about
 
     if pattern is not None:
-        return _pick_by_pattern(message, pattern)
-    ranked = rank_codes(message.subject, _body(message), message.html)
+        return _pick_by_pattern(subject, text, html, pattern, about)
+    ranked = rank_codes(subject, _body(text, html), html)
     kept = [item for item in ranked if item.excluded is None]
     excluded = [item for item in ranked if item.excluded is not None]
     if kept and kept[0].score and (len(kept) == 1 or kept[1].score < kept[0].score):
@@ -313,7 +316,7 @@ def pick_code(message: Message, pattern: str | re.Pattern[str] | None = None) ->
     if kept and kept[0].score:
         tied = [item for item in kept if item.score == kept[0].score]
         raise MailAssertionError(
-            f"{len(tied)} codes in {about(message)} are equally likely: {_listed(tied)};"
+            f"{len(tied)} codes in {about} are equally likely: {_listed(tied)};"
             " pass pattern=... to pick one"
         )
     if kept:
@@ -330,19 +333,21 @@ def pick_code(message: Message, pattern: str | re.Pattern[str] | None = None) ->
         found = f"the words that look like codes ({_SHAPE}) are not: {_listed(excluded)}"
     else:
         found = f"no word in it looks like a code ({_SHAPE})"
-    raise MailAssertionError(f"no one-time code in {about(message)}: {found}.")
+    raise MailAssertionError(f"no one-time code in {about}: {found}.")
 
 
-def _pick_by_pattern(message: Message, pattern: str | re.Pattern[str]) -> str:
+def _pick_by_pattern(
+    subject: str, text: str | None, html: str | None, pattern: str | re.Pattern[str], about: str
+) -> str:
     __tracebackhide__ = True
     from ..errors import MailAssertionError
-    from .failures import about, shorten
+    from .failures import shorten
     from .match import collapse_space, searchable_text
 
     compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
     found: dict[str, None] = {}
-    for text in (message.subject, *searchable_text(message.text, message.html)):
-        for match in compiled.finditer(text):
+    for searched in (subject, *searchable_text(text, html)):
+        for match in compiled.finditer(searched):
             value = match.group(1) if compiled.groups else match.group()
             if value is not None:
                 found.setdefault(value, None)
@@ -350,16 +355,15 @@ def _pick_by_pattern(message: Message, pattern: str | re.Pattern[str]) -> str:
         return next(iter(found))
     shown = f"'{shorten(compiled.pattern, 80)}'"  # as written in the test, backslashes single
     if not found:
-        codes = find_codes(message.subject, collapse_space(_body(message)), message.html)
+        codes = find_codes(subject, collapse_space(_body(text, html)), html)
         hint = f"; the likely codes in it: {', '.join(map(repr, codes[:_LISTED]))}" if codes else ""
         raise MailAssertionError(
-            f"pattern {shown} matches nothing in {about(message)}"
+            f"pattern {shown} matches nothing in {about}"
             f" (searched its subject, text body and HTML's visible text){hint}."
         )
     values = [repr(shorten(value, 40)) for value in list(found)[:_LISTED]]
     if len(found) > _LISTED:
         values.append(f"and {len(found) - _LISTED} more")
     raise MailAssertionError(
-        f"pattern {shown} matches {len(found)} different strings in {about(message)}:"
-        f" {', '.join(values)}."
+        f"pattern {shown} matches {len(found)} different strings in {about}: {', '.join(values)}."
     )

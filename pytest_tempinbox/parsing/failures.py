@@ -7,12 +7,23 @@ library only, no I/O.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ..models import Message
+from ..values import Address
 
-__all__ = ["about", "excerpt", "shorten", "size_text"]
+__all__ = ["Bodies", "about", "excerpt", "shorten", "size_text"]
+
+
+class Bodies(Protocol):
+    """What :func:`excerpt` reads of a message: its text and HTML bodies."""
+
+    @property
+    def text(self) -> str | None:
+        """The text body, if any."""
+
+    @property
+    def html(self) -> str | None:
+        """The HTML body, if any."""
 
 
 def shorten(text: str, limit: int = 80) -> str:
@@ -20,13 +31,16 @@ def shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def about(message: Message) -> str:
-    """Name a message in a sentence: ``message 'Welcome' from app@example.com``."""
-    sender = str(message.sender) if message.sender else message.envelope.mail_from or "<>"
-    return f"message {shorten(message.subject)!r} from {shorten(sender)}"
+def about(subject: str, sender: Address | None, mail_from: str) -> str:
+    """Name a message in a sentence: ``message 'Welcome' from app@example.com``.
+
+    ``sender`` is its ``From``; without one, the envelope's ``mail_from`` names it.
+    """
+    named = str(sender) if sender else mail_from or "<>"
+    return f"message {shorten(subject)!r} from {shorten(named)}"
 
 
-def excerpt(message: Message, lines: int = 3, width: int = 100) -> list[str]:
+def excerpt(message: Bodies, lines: int = 3, width: int = 100) -> list[str]:
     """The first non-blank lines of a message's text (or the HTML's visible text), shortened."""
     body = message.text
     if not body and message.html:

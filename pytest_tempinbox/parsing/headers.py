@@ -12,7 +12,7 @@ from email.message import Message
 from email.utils import collapse_rfc2231_value, parsedate_to_datetime
 from typing import Any
 
-from ..models import Address
+from ..values import Address
 from .budget import ParseRun
 from .decode import clean, header_text, unfold
 from .email_internals import address_list

@@ -1,7 +1,7 @@
 """Picking the one link a test means, by the text of its anchor and by its URL.
 
-Standard library only, no I/O: it reads the links that a
-:class:`~pytest_tempinbox.models.Message` already holds. When none or several
+Standard library only, no I/O: it reads the links that a message already holds
+(:meth:`Message.link <pytest_tempinbox.models.Message.link>` passes them). When none or several
 links pass, the failure lists every link of the message with its text, so
 that the test's output shows what to ask for instead.
 """
@@ -9,16 +9,12 @@ that the test's output shows what to ask for instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 from ..errors import MailAssertionError
-from ..models import Link
-from .failures import about, shorten
+from ..values import Link
+from .failures import shorten
 from .match import collapse_space
-
-if TYPE_CHECKING:
-    from ..models import Message
 
 __all__ = ["pick_link"]
 
@@ -159,17 +155,20 @@ def _separately(filters: _Filters, links: tuple[Link, ...]) -> str | None:
 
 
 def pick_link(
-    message: Message,
+    links: Sequence[Link],
     text: str | None = None,
     *,
     contains: str | None = None,
     pattern: str | re.Pattern[str] | None = None,
+    about: str,
 ) -> str:
-    """Return the one URL of ``message`` that passes the filters; see :meth:`Message.link`."""
+    """Return the one URL of a message's ``links`` passing the filters; see :meth:`Message.link`.
+
+    ``about`` names the message in a failure (:func:`.failures.about`).
+    """
     __tracebackhide__ = True
     filters = _Filters(text, contains, pattern)
-    # A message served by an older server has no details: its URLs, without texts.
-    links = message.link_details or tuple(Link(url, None, "text") for url in message.links)
+    links = tuple(links)
     passing = [link for link in links if filters.passes(link)]
     urls = dict.fromkeys(link.url for link in passing)
     if len(urls) == 1:
@@ -180,7 +179,7 @@ def pick_link(
         by_url: dict[str, list[Link]] = {}
         for link in passing:
             by_url.setdefault(link.url, []).append(link)
-        lines = [f"{len(urls)} links{wanted} in {about(message)}; expected one:"]
+        lines = [f"{len(urls)} links{wanted} in {about}; expected one:"]
         lines += [_url_line(url, anchors) for url, anchors in list(by_url.items())[:_LISTED]]
         if len(by_url) > _LISTED:
             lines.append(f"  ... and {len(by_url) - _LISTED} more")
@@ -193,8 +192,8 @@ def pick_link(
             lines.append(f"Narrow it down with {' or '.join(unused)}.")
         raise MailAssertionError("\n".join(lines))
     if not links:
-        raise MailAssertionError(f"no link{wanted} in {about(message)}: it has no links at all.")
-    lines = [f"no link{wanted} in {about(message)}; its {_plural(len(links), 'link')}:"]
+        raise MailAssertionError(f"no link{wanted} in {about}: it has no links at all.")
+    lines = [f"no link{wanted} in {about}; its {_plural(len(links), 'link')}:"]
     lines += _listing(links)
     for hint in (
         _text_hint(filters, links),

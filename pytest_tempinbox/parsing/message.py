@@ -34,7 +34,7 @@ from datetime import datetime
 from email.message import Message
 
 from ..errors import AttachmentNotFound
-from ..models import Address, Attachment, Link
+from ..values import Address, Attachment, Link
 from .budget import Clock, ParseRun
 from .codes import find_codes
 from .decode import clean, to_text, unfold

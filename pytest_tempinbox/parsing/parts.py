@@ -15,7 +15,7 @@ from email.errors import InvalidBase64LengthDefect
 from email.message import Message
 from typing import Any
 
-from ..models import Attachment
+from ..values import Attachment
 from .budget import ParseRun
 from .decode import UUENCODINGS, b64decode, clean, header_text, to_text, uudecode
 from .email_internals import Part

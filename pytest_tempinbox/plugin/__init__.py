@@ -15,7 +15,7 @@ uses none of them opens no port and starts no thread.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -23,51 +23,15 @@ from ..client.remote import RemoteServer
 from . import session as _session
 from .django import django_mail_to
 from .reports import VIEWER_SHOWN, discard, inboxes_of, viewer_line
+from .server_handle import TempInboxServer
 from .session import SERVERS
 from .settings import URL_ENVIRONMENT_VARIABLE as URL_ENVIRONMENT_VARIABLE
 from .settings import add_options, resolve_settings
 
 if TYPE_CHECKING:
-    import ssl
-
     from ..client.http import Inbox, TempInboxClient
 
 __all__ = ["RemoteServer", "TempInboxServer"]
-
-
-class TempInboxServer(Protocol):
-    """What the ``tempinbox_server`` fixture gives: where to send mail and where the API is.
-
-    With TLS on, ``ca_path`` and ``ssl_context()`` let clients verify the SMTP
-    listener's certificate.
-    """
-
-    @property
-    def smtp_host(self) -> str:
-        """The host to send mail to."""
-
-    @property
-    def smtp_port(self) -> int:
-        """The SMTP port."""
-
-    @property
-    def api_url(self) -> str:
-        """The API's base URL, ending in ``/api``."""
-
-    @property
-    def tls(self) -> str:
-        """The TLS mode of the SMTP port: ``off``, ``starttls``, ``required`` or ``implicit``."""
-
-    @property
-    def smtp_auth(self) -> str:
-        """The AUTH mode: ``any``, ``none`` or ``password``."""
-
-    @property
-    def ca_path(self) -> str | None:
-        """A PEM file of the CA that issued the SMTP certificate; None when TLS is off."""
-
-    def ssl_context(self) -> ssl.SSLContext:
-        """A new client-side context that trusts the SMTP certificate (TLS must be on)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

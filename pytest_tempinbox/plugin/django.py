@@ -19,7 +19,7 @@ from .settings import KEEP_MAILERS_INI
 
 if TYPE_CHECKING:
     from ..django_mail import override_mail_settings
-    from . import TempInboxServer
+    from .server_handle import TempInboxServer
 
 __all__ = ["django_mail_to"]
 

@@ -22,7 +22,7 @@ from .sources import Origin
 if TYPE_CHECKING:
     from ..client.http import TempInboxClient
     from ..server.inbox_server import InboxServer
-    from . import TempInboxServer
+    from .server_handle import TempInboxServer
 
 __all__ = ["SERVERS", "SessionServer", "configure", "find_remote", "unconfigure", "viewer_url"]
 
