@@ -4,7 +4,7 @@ Written by hand, next to nothing else, so that it reads like the API reference;
 a test checks that every route of the app is in it and the other way round.
 The module is long because it is a data document: a few hundred lines of
 schemas and descriptions of each route, which no code could derive from the
-route table (:mod:`pytest_tempinbox.server.routes`). The problem codes come from
+route table (:mod:`pytest_tempinbox.server.api.routes`). The problem codes come from
 the one table of them, :data:`pytest_tempinbox.errors.PROBLEMS`.
 """
 
@@ -23,7 +23,7 @@ from ..limits import (
     MAX_STREAMS_PER_INBOX,
     MAX_TTL,
 )
-from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
+from .store.refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
 
 __all__ = ["openapi_document"]
 

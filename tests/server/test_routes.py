@@ -9,8 +9,8 @@ from starlette.routing import compile_path
 
 from pytest_tempinbox import errors
 from pytest_tempinbox.client.http import _error_from
-from pytest_tempinbox.server.endpoints import PROBLEM_TYPE, problem_reply
-from pytest_tempinbox.server.routes import API_PREFIX, ROUTES, Route, match
+from pytest_tempinbox.server.api.endpoints import PROBLEM_TYPE, problem_reply
+from pytest_tempinbox.server.api.routes import API_PREFIX, ROUTES, Route, match
 from pytest_tempinbox.transport import Answer
 
 

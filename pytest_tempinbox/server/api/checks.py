@@ -20,9 +20,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import LINK_CHECKS_OFF, NOT_FOUND, InvalidRequest
+from ...errors import LINK_CHECKS_OFF, NOT_FOUND, InvalidRequest
+from ..store.protocol import InboxStore
 from .endpoints import Reply, encode_json, parse_off_loop, problem_reply
-from .storage import InboxStore
 
 __all__ = ["MAX_LINK_TIMEOUT", "html_check", "link_check", "spam_check"]
 
@@ -47,7 +47,7 @@ async def html_check(store: InboxStore, email: str, id: str, query: Mapping[str,
     A message without an HTML body answers 404 ``not_found``; ``clients``
     naming no known client, 400 ``invalid_request``.
     """
-    from ..checks.html_support import html_compatibility
+    from ...checks.html_support import html_compatibility
 
     parsed = await _parsed(store, email, id)
     if parsed["html"] is None:
@@ -70,8 +70,8 @@ async def link_check(
     """
     if not enabled:
         return problem_reply(403, LINK_CHECKS_OFF, _LINK_CHECKS_OFF)
-    from ..checks.link_targets import link_targets
-    from ..checks.links import check_links
+    from ...checks.link_targets import link_targets
+    from ...checks.links import check_links
 
     timeout = _timeout(query.get("timeout"))
     ignore = [part for part in query.get("ignore", "").split(",") if part.strip()]
@@ -84,7 +84,7 @@ async def link_check(
 
 async def spam_check(store: InboxStore, email: str, id: str) -> Reply:
     """``GET .../spam-check``: SpamAssassin's score and the rules that fired (about a second)."""
-    from ..checks.spam import spam_report
+    from ...checks.spam import spam_report
 
     raw = store.message(email, id).raw
     report = await asyncio.get_running_loop().run_in_executor(None, spam_report, raw)

@@ -2,8 +2,8 @@
 
 ``generate``, ``messages``, ``delete``, a message, its raw bytes and its
 attachments, the routes of faults and the refusals make :class:`Reply` values
-here; the route table (:mod:`pytest_tempinbox.server.routes`) says which path
-each answers. The Starlette app (:mod:`pytest_tempinbox.server.app`)
+here; the route table (:mod:`pytest_tempinbox.server.api.routes`) says which path
+each answers. The Starlette app (:mod:`pytest_tempinbox.server.http.app`)
 sends them as HTTP responses, and the in-process transport hands them to the
 client as they are, so both give byte for byte the same answers while the
 in-process path never imports Starlette. Errors are raised as
@@ -22,16 +22,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import InvalidRequest, PayloadTooLarge, TempInboxError
-from ..limits import MAX_FILTER_LENGTH, MAX_WAIT
-from ..models import format_timestamp, parse_timestamp
-from ..parsing.match import sender_matches, subject_matches, text_matches
-from ..parsing.message import served_attachment
-from .addresses import fold_subaddress
-from .faults import read_fault
-from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO
-from .storage import InboxStore
-from .stored_message import StoredMessage
+from ...errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from ...limits import MAX_FILTER_LENGTH, MAX_WAIT
+from ...models import format_timestamp, parse_timestamp
+from ...parsing.match import sender_matches, subject_matches, text_matches
+from ...parsing.message import served_attachment
+from ..store.addresses import fold_subaddress
+from ..store.faults import read_fault
+from ..store.protocol import InboxStore
+from ..store.refusals import MAX_REFUSALS, MAX_SIMILAR_TO
+from ..store.stored_message import StoredMessage
 
 __all__ = [
     "COMMON_HEADERS",
@@ -259,8 +259,9 @@ def subaddress_filter(
 ) -> Callable[[list[StoredMessage]], list[StoredMessage]]:
     """Keep the messages that came through sub-address ``subaddress`` (``name+subaddress@``).
 
-    Compared as the sub-addresses are kept (:func:`~.addresses.fold_subaddress`:
-    an ASCII one in any case). None or ``""`` is no filter; a value over
+    Compared as the sub-addresses are kept
+    (:func:`~pytest_tempinbox.server.store.addresses.fold_subaddress`: an ASCII one in
+    any case). None or ``""`` is no filter; a value over
     ``MAX_FILTER_LENGTH`` characters raises :class:`InvalidRequest`. No message
     is parsed for it.
     """

@@ -20,11 +20,11 @@ import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ..errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManyStreams
-from ..limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
+from ...errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManyStreams
+from ...limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
+from ..store.protocol import InboxStore
+from ..store.stored_message import StoredMessage
 from .endpoints import INLINE_PARSE_BYTES, encode_json, subaddress_filter
-from .storage import InboxStore
-from .stored_message import StoredMessage
 
 __all__ = [
     "EVENT_STREAM_TYPE",

@@ -1,7 +1,7 @@
 """``GET /metrics``: the server's metrics in Prometheus's text format, when it has the extra.
 
 The metrics need prometheus_client (the ``metrics`` extra): it is imported,
-with :mod:`pytest_tempinbox.server.prometheus_metrics`, on the first request,
+with :mod:`pytest_tempinbox.server.api.prometheus`, on the first request,
 so that a server nobody scrapes never loads it. Without it, the answer is a
 404 problem document that says how to install it. No web framework is
 imported here.
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import NOT_FOUND
-from .counters import ServerCounters
+from ...errors import NOT_FOUND
+from ..counters import ServerCounters
+from ..store.protocol import InboxStore
 from .endpoints import Reply, problem_reply
-from .storage import InboxStore
 
 if TYPE_CHECKING:
-    from .prometheus_metrics import Registry
+    from .prometheus import Registry
 
 __all__ = ["METRICS_EXTRA_MISSING", "METRICS_TYPE", "MetricsEndpoint"]
 
@@ -42,7 +42,7 @@ class MetricsEndpoint:
         """The metrics now, or the 404 problem that says how to install prometheus_client."""
         if self._registry is None:
             try:
-                from .prometheus_metrics import Registry
+                from .prometheus import Registry
             except ImportError as exc:
                 if exc.name is None or exc.name.partition(".")[0] != "prometheus_client":
                     raise

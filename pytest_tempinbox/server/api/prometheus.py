@@ -1,7 +1,7 @@
 """The server's metrics as prometheus_client collects them, for ``GET /metrics``.
 
 The one module that imports prometheus_client (the ``metrics`` extra);
-:mod:`pytest_tempinbox.server.metrics` imports it when ``/metrics`` is first
+:mod:`pytest_tempinbox.server.api.metrics` imports it when ``/metrics`` is first
 asked for. Each server has a registry of its own holding one collector, which
 reads the server's :class:`~pytest_tempinbox.server.counters.ServerCounters`
 and the store's ``stats()`` at scrape time: nothing is counted through
@@ -17,9 +17,9 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from ..errors import StoreUnavailable
-from .counters import ServerCounters
-from .storage import InboxStore
+from ...errors import StoreUnavailable
+from ..counters import ServerCounters
+from ..store.protocol import InboxStore
 
 __all__ = ["Registry", "ServerCollector"]
 

@@ -3,7 +3,7 @@
 Each :class:`Route` is a path template under ``/api``, the methods it answers
 with the endpoint of each, and, for the calls a test makes all the time, the
 answer the in-process transport may compute in the caller's thread. The
-Starlette app (:mod:`pytest_tempinbox.server.app`) builds its routes from
+Starlette app (:mod:`pytest_tempinbox.server.http.app`) builds its routes from
 :data:`ROUTES`; the in-process transport (:mod:`pytest_tempinbox.server.in_process`)
 finds a request's route with :func:`match`, over the same templates compiled
 the way Starlette compiles them, so both answer the same paths alike. No web
@@ -16,9 +16,9 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from . import check_endpoints, endpoints
+from ..store.protocol import InboxStore
+from . import checks, endpoints
 from .endpoints import Reply
-from .storage import InboxStore
 
 __all__ = ["API_PREFIX", "ROUTES", "Direct", "Endpoint", "Route", "match"]
 
@@ -172,13 +172,13 @@ async def _raw(
 async def _html_check(
     store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
 ) -> Reply:
-    return await check_endpoints.html_check(store, args["email"], args["id"], query)
+    return await checks.html_check(store, args["email"], args["id"], query)
 
 
 async def _spam_check(
     store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
 ) -> Reply:
-    return await check_endpoints.spam_check(store, args["email"], args["id"])
+    return await checks.spam_check(store, args["email"], args["id"])
 
 
 async def _attachment(
@@ -237,8 +237,8 @@ async def _health(
 async def _openapi(
     store: InboxStore, args: Mapping[str, Any], query: Mapping[str, str], body: bytes, base_url: str
 ) -> Reply:
-    from .. import __version__
-    from .openapi import openapi_document  # a large document: loaded when asked for
+    from ... import __version__
+    from ..openapi import openapi_document  # a large document: loaded when asked for
 
     return Reply(200, endpoints.encode_json(openapi_document(__version__)))
 

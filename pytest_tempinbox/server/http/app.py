@@ -5,7 +5,7 @@ RFC 9457 problem document (``application/problem+json``) with a stable ``code``,
 including unknown routes (404) and wrong methods (405). A client's request
 never causes a 500. The same app serves the inbox viewer (:mod:`pytest_tempinbox.server.viewer`)
 at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document;
-and the server's metrics at ``/metrics`` (:mod:`pytest_tempinbox.server.metrics`),
+and the server's metrics at ``/metrics`` (:mod:`pytest_tempinbox.server.api.metrics`),
 for Prometheus, outside ``/api`` where scrapers look for them. The module is
 long because the routes that need the server's streams and settings are
 closures over them, written here beside the route table they join.
@@ -26,10 +26,10 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .. import __version__
-from .._net import is_loopback
-from ..config import ServerConfig
-from ..errors import (
+from ... import __version__
+from ..._net import is_loopback
+from ...config import ServerConfig
+from ...errors import (
     HEADER_TOO_LARGE,
     HOST_NOT_ALLOWED,
     INTERNAL_ERROR,
@@ -43,10 +43,10 @@ from ..errors import (
     StoreUnavailable,
     TempInboxError,
 )
-from ..limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
-from . import check_endpoints, endpoints, viewer
-from .counters import ServerCounters
-from .endpoints import (
+from ...limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
+from .. import viewer
+from ..api import checks, endpoints
+from ..api.endpoints import (
     COMMON_HEADERS,
     MAX_HEADER_BYTES,
     MAX_REQUEST_BODY,
@@ -54,10 +54,11 @@ from .endpoints import (
     Reply,
     problem_reply,
 )
-from .events import EVENT_STREAM_TYPE, EventStream, StreamSlots, stream_cursor
-from .metrics import MetricsEndpoint
-from .routes import API_PREFIX, ROUTES, Endpoint
-from .storage import InboxStore
+from ..api.events import EVENT_STREAM_TYPE, EventStream, StreamSlots, stream_cursor
+from ..api.metrics import MetricsEndpoint
+from ..api.routes import API_PREFIX, ROUTES, Endpoint
+from ..counters import ServerCounters
+from ..store.protocol import InboxStore
 
 __all__ = [
     "MAX_HEADER_BYTES",
@@ -201,7 +202,7 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     async def link_check(request: Request) -> Response:
         email, id = request.path_params["email"], request.path_params["id"]
         query, enabled = request.query_params, config.link_checks
-        return respond(await check_endpoints.link_check(store, email, id, query, enabled=enabled))
+        return respond(await checks.link_check(store, email, id, query, enabled=enabled))
 
     # The routes that need the server's settings or streams; the table has the others.
     own = {
@@ -305,7 +306,7 @@ def _viewer_routes(store: InboxStore) -> list[Route]:
 
 
 class EventStreamResponse(StreamingResponse):
-    """Server-Sent Events of an :class:`~pytest_tempinbox.server.events.EventStream`.
+    """Server-Sent Events of an :class:`~pytest_tempinbox.server.api.events.EventStream`.
 
     It watches for the client leaving all along (Starlette's own streaming
     may notice only at the next write, and the next heartbeat can be seconds

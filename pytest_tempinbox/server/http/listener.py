@@ -15,7 +15,7 @@ import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .in_process import ASGIApp
+from ..in_process import ASGIApp
 
 if TYPE_CHECKING:
     import uvicorn

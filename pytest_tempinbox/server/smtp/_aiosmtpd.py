@@ -26,7 +26,7 @@ The private names relied on, and why:
   ``StreamReader._limit``: the buffer limit a line is read with. aiosmtpd reads
   command lines and DATA lines with one limit; ``smtp_DATA`` raises it for DATA
   only, and reads DATA's lines with the fast lane's
-  :class:`~pytest_tempinbox.server.smtp_data.DataReader`, so that both lanes
+  :class:`~pytest_tempinbox.server.smtp.data.DataReader`, so that both lanes
   judge them alike (``SMTP._writer`` is closed when the connection is lost
   there, as aiosmtpd does). :meth:`SMTPProtocol.take_over` feeds the reader
   the bytes a connection's earlier protocol left unread.
@@ -58,7 +58,7 @@ from typing import Any, AnyStr, cast
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 
 from ._hook_names import dispatch_names, keep_signature
-from .smtp_data import DataReader
+from .data import DataReader
 
 __all__ = [
     "ASSUMED_VERSION",

@@ -4,7 +4,7 @@ aiosmtpd builds each connection's tables of commands, AUTH mechanisms and
 handler hooks from ``dir()`` of its protocol and of the handler, and reads the
 signature of the handler's ``handle_EHLO``: :func:`dispatch_names` and
 :func:`keep_signature` make both a lookup. Kept apart from
-:mod:`pytest_tempinbox.server._aiosmtpd` so that the handler can use them
+:mod:`pytest_tempinbox.server.smtp._aiosmtpd` so that the handler can use them
 without importing aiosmtpd, which the fast lane does not need.
 """
 

@@ -2,9 +2,9 @@
 
 :class:`DataReader` holds no socket: it is fed bytes as they come, and says
 when the message has ended, what it holds, or why it is refused. The fast lane
-(:mod:`~pytest_tempinbox.server.smtp_fast_lane`) feeds it what
+(:mod:`~pytest_tempinbox.server.smtp.fast_lane`) feeds it what
 ``data_received`` gets; the aiosmtpd side
-(:mod:`~pytest_tempinbox.server._aiosmtpd`) feeds it what its stream reader
+(:mod:`~pytest_tempinbox.server.smtp._aiosmtpd`) feeds it what its stream reader
 reads. Its answer depends only on whole lines, never on where TCP split them.
 
 Each line is judged once it ends (docs/limits.md): its octets, CRLF included,

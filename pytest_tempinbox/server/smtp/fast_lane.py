@@ -6,7 +6,7 @@ a coroutine of its own, woken through a stream reader a loop iteration later;
 with the server in the test's own process, every round trip of that machinery
 is time the test waits for. :class:`FastLane` answers those commands in
 ``data_received``, where the line arrives, with the handler's own hooks
-(:class:`~pytest_tempinbox.server.smtp_handler.InboxHandler`: the same checks,
+(:class:`~pytest_tempinbox.server.smtp.handler.InboxHandler`: the same checks,
 replies and store), so its answers are aiosmtpd's, byte for byte.
 
 Anything else is aiosmtpd's to answer: the first command line the lane does
@@ -15,7 +15,7 @@ command, a syntax error, a MAIL parameter it does not know, a line that nears
 the length limit, any RCPT while an inbox has a fault waiting) hands the
 connection over, with the session, the transaction and every unread byte, to
 the aiosmtpd protocol the service would have made for it
-(:meth:`~pytest_tempinbox.server._aiosmtpd.SMTPProtocol.take_over`), which
+(:meth:`~pytest_tempinbox.server.smtp._aiosmtpd.SMTPProtocol.take_over`), which
 serves it from then on. The tests in ``tests/server/test_smtp_fast_lane.py``
 hold the two to the same transcripts.
 
@@ -33,9 +33,9 @@ import re
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..parsing.headers import DOT_ATOM
-from .smtp_data import DataReader
-from .smtp_handler import InboxHandler
+from ...parsing.headers import DOT_ATOM
+from .data import DataReader
+from .handler import InboxHandler
 
 if TYPE_CHECKING:
     from ._aiosmtpd import SMTPProtocol
@@ -403,7 +403,7 @@ class FastLane(asyncio.Protocol):
     def _read_data(self) -> bool:
         """Take in the message's lines; True once its end is read and answered.
 
-        The :class:`~pytest_tempinbox.server.smtp_data.DataReader` judges them, as
+        The :class:`~pytest_tempinbox.server.smtp.data.DataReader` judges them, as
         it does for aiosmtpd's side: the answer is given after the final dot.
         """
         reader = self._message

@@ -2,7 +2,7 @@
 
 It accepts mail only for live generated addresses (no relaying, ever), and
 stores each message before answering ``250`` to DATA. Faults injected into an
-inbox (:mod:`pytest_tempinbox.server.faults`) strike here, at RCPT or at DATA.
+inbox (:mod:`pytest_tempinbox.server.store.faults`) strike here, at RCPT or at DATA.
 The connection it serves is :mod:`pytest_tempinbox.server.smtp`'s: the fast
 lane and aiosmtpd's protocol call the same hooks, each with its own session and
 envelope objects of aiosmtpd's shape, so this module imports nothing of
@@ -16,12 +16,10 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import StoreUnavailable
-from ..limits import DEFAULT_MAX_RECIPIENTS
-from ..models import Fault, Stage
-from ._hook_names import dispatch_names, keep_signature
-from .addresses import recipient_inbox
-from .counters import (
+from ...errors import StoreUnavailable
+from ...limits import DEFAULT_MAX_RECIPIENTS
+from ...models import Fault, Stage
+from ..counters import (
     INJECTED_FAULT,
     INVALID_ADDRESS,
     STORE_UNAVAILABLE,
@@ -29,8 +27,10 @@ from .counters import (
     UNKNOWN_RECIPIENT,
     ServerCounters,
 )
-from .faults import data_answer, reply_line
-from .storage import InboxStore
+from ..store.addresses import recipient_inbox
+from ..store.faults import data_answer, reply_line
+from ..store.protocol import InboxStore
+from ._hook_names import dispatch_names, keep_signature
 
 if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.

@@ -1,7 +1,7 @@
 """The aiosmtpd side of the SMTP service: the protocol of the connections the fast lane hands over.
 
 :class:`TrackedSMTP` is aiosmtpd's protocol (through
-:mod:`pytest_tempinbox.server._aiosmtpd`, which alone touches its private
+:mod:`pytest_tempinbox.server.smtp._aiosmtpd`, which alone touches its private
 parts) with the project's limits, AUTH modes and session count. The service
 (:mod:`pytest_tempinbox.server.smtp`) imports this module, and with it
 aiosmtpd, only when a connection needs it: the first one the fast lane hands
@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any, AnyStr, cast
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, syntax
 from aiosmtpd.smtp import Session as AiosmtpdSession
 
-from ..limits import COMMAND_LINE_LIMIT
-from ..parsing.email_internals import get_addr_spec, get_angle_addr
-from ..smtp_security import SMTPAuth
+from ...limits import COMMAND_LINE_LIMIT
+from ...parsing.email_internals import get_addr_spec, get_angle_addr
+from ...smtp_security import SMTPAuth
+from ..counters import AUTH_REQUIRED
 from ._aiosmtpd import SMTPProtocol
-from .counters import AUTH_REQUIRED
-from .smtp_fast_lane import PLAIN_PATH, Session
-from .smtp_handler import InboxHandler
+from .fast_lane import PLAIN_PATH, Session
+from .handler import InboxHandler
 
 if TYPE_CHECKING:
-    from .smtp import SMTPService
+    from .service import SMTPService
 
 __all__ = ["TrackedSMTP", "Transaction", "protocol_factory"]
 

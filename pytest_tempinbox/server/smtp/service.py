@@ -1,10 +1,10 @@
 """The SMTP side: the service listening on its socket, and how each connection is served.
 
-A connection starts in the fast lane (:mod:`pytest_tempinbox.server.smtp_fast_lane`),
+A connection starts in the fast lane (:mod:`pytest_tempinbox.server.smtp.fast_lane`),
 which answers the everyday conversation itself and hands anything else over to
-aiosmtpd's protocol (:mod:`pytest_tempinbox.server.smtp_protocol`, imported
+aiosmtpd's protocol (:mod:`pytest_tempinbox.server.smtp.protocol`, imported
 with the first connection that needs it). Both hand mail to
-:class:`~pytest_tempinbox.server.smtp_handler.InboxHandler`, which checks
+:class:`~pytest_tempinbox.server.smtp.handler.InboxHandler`, which checks
 addresses and delivers into the store. When AUTH or STARTTLS must come first
 (``--smtp-auth USER:PASSWORD``, ``--tls required``), aiosmtpd serves every
 connection from its start.
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 import aiosmtpd  # its package alone, for its version: not its protocol
 
-from ..config import ServerConfig
-from .counters import ServerCounters
-from .smtp_fast_lane import FastLane, LaneSettings, Session
-from .smtp_handler import InboxHandler
-from .storage import InboxStore
+from ...config import ServerConfig
+from ..counters import ServerCounters
+from ..store.protocol import InboxStore
+from .fast_lane import FastLane, LaneSettings, Session
+from .handler import InboxHandler
 
 if TYPE_CHECKING:
     from ._aiosmtpd import SMTPProtocol
@@ -100,7 +100,7 @@ class SMTPService:
 
         def aiosmtpd_protocol() -> SMTPProtocol:
             if not made:  # aiosmtpd is imported with the first connection that needs it
-                from .smtp_protocol import protocol_factory
+                from .protocol import protocol_factory
 
                 made.append(protocol_factory(self, loop))
             return made[0]()

@@ -1,6 +1,6 @@
 """What an inbox's address may be: generated or chosen, and how one is compared.
 
-The rules every store applies alike (see :mod:`.storage`): an address is looked
+The rules every store applies alike (see :mod:`.protocol`): an address is looked
 up folded (:func:`fold_address`: the local part's ASCII letters lowercased and
 the rest in NFC, the domain in its ASCII form, an IDN as A-labels), a generated one is a
 random token, a sequence number and an optional prefix, and a chosen one is a
@@ -17,8 +17,8 @@ import secrets
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from ..config import DEFAULT_DOMAIN, domain_name
-from ..errors import InvalidAddress, InvalidRequest
+from ...config import DEFAULT_DOMAIN, domain_name
+from ...errors import InvalidAddress, InvalidRequest
 
 __all__ = [
     "DEFAULT_DOMAIN",

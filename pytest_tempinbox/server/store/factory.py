@@ -1,7 +1,7 @@
 """The store a server keeps its inboxes in, as its configuration names it.
 
-``memory`` is :class:`~.store.Store`, in this process. A ``redis://`` or
-``rediss://`` URL is the Redis store (:mod:`.redis_store`), which several
+``memory`` is :class:`~.memory.store.Store`, in this process. A ``redis://`` or
+``rediss://`` URL is the Redis store (:mod:`.redis.store`), which several
 servers can share; redis-py and hiredis (the ``redis`` extra) are imported
 only then.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..config import DEFAULT_STORE, ServerConfig
-from ..errors import ServerStartError
-from .storage import InboxStore
-from .store import Store
+from ...config import DEFAULT_STORE, ServerConfig
+from ...errors import ServerStartError
+from .memory.store import Store
+from .protocol import InboxStore
 
 __all__ = ["open_store"]
 
@@ -40,7 +40,7 @@ def open_store(config: ServerConfig) -> InboxStore:
             dkim_keys=dkim_keys,
         )
     try:
-        from .redis_store import RedisStore
+        from .redis.store import RedisStore
     except ImportError as exc:
         if exc.name not in ("redis", "hiredis"):
             raise

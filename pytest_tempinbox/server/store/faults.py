@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import InvalidRequest, TooManyFaults
-from ..limits import MAX_FAULT_DELAY, MAX_FAULT_MESSAGE, MAX_FAULT_TIMES, MAX_FAULTS_PER_INBOX
-from ..models import Fault, Stage
+from ...errors import InvalidRequest, TooManyFaults
+from ...limits import MAX_FAULT_DELAY, MAX_FAULT_MESSAGE, MAX_FAULT_TIMES, MAX_FAULTS_PER_INBOX
+from ...models import Fault, Stage
 
 __all__ = ["FAULT_FIELDS", "FaultQueue", "data_answer", "read_fault", "reply_line"]
 

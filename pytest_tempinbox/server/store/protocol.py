@@ -1,11 +1,12 @@
 """What the server asks of a store: :class:`InboxStore`, and the types it hands out.
 
-The SMTP side (:mod:`.smtp`) routes mail in, the HTTP side (:mod:`.app`,
-:mod:`.endpoints`, :mod:`.events`) and the in-process path (:mod:`.in_process`)
-create, read, wait on and delete inboxes, and the server (:mod:`.inbox_server`)
-expires and closes the store. That is all of it: any class with these members,
-holding to the contracts written on them, can keep the inboxes.
-:class:`~.store.Store` (in memory) is the first; ``tests/test_store_contract.py``
+The SMTP side (:mod:`pytest_tempinbox.server.smtp`) routes mail in, the API
+(:mod:`pytest_tempinbox.server.api`, served over HTTP and by the in-process
+transport) creates, reads, waits on and deletes inboxes, and the server
+(:mod:`pytest_tempinbox.server.inbox_server`) expires and closes the store.
+That is all of it: any class with these members, holding to the contracts
+written on them, can keep the inboxes. :class:`~.memory.store.Store` (in memory)
+is the first; ``tests/server/test_store_contract.py``
 holds every one to the same behaviour.
 
 Threads: the server's loop calls the store (SMTP deliveries, HTTP requests,
@@ -27,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from ..models import Fault, Refusal, Stage
+from ...models import Fault, Refusal, Stage
 from .stored_message import Facets, StoredMessage
 
 __all__ = ["Facets", "InboxStore", "Refusals", "Select", "StoredInbox", "StoredMessage"]

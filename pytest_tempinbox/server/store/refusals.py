@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from ..models import Refusal
+from ...models import Refusal
 
 __all__ = [
     "MAX_REFUSALS",

@@ -1,6 +1,6 @@
 """One copy of a received message as a store keeps it: raw bytes, parsed on first read.
 
-Any store hands these out (see :mod:`.storage`): they hold no state of the store
+Any store hands these out (see :mod:`.protocol`): they hold no state of the store
 that made them, so the HTTP side reads, parses and filters them alike whatever
 keeps the inboxes. The one setting they carry is the public keys their DKIM
 signature is verified with when parsed (the server's ``dkim_keys``).
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
 
-from ..models import Envelope, Message
-from ..parsing.match import searchable_text
-from ..parsing.message import parse_message
+from ...models import Envelope, Message
+from ...parsing.match import searchable_text
+from ...parsing.message import parse_message
 from .addresses import subaddress_of
 
 __all__ = ["NO_KEYS", "Facets", "StoredMessage"]
@@ -95,7 +95,7 @@ class StoredMessage:
         The parser never raises by design; should it fail anyway, the message is
         still served, with empty parsed fields, and the failure is logged.
         """
-        from ..checks.dkim import verify_dkim  # on the first parse: a server may never parse
+        from ...checks.dkim import verify_dkim  # on the first parse: a server may never parse
 
         try:
             parsed = parse_message(self.raw)

@@ -1,7 +1,7 @@
 """The in-memory store's record of one inbox: its messages, its waiters, its faults.
 
 Only :class:`~.store.Store` makes and changes these, under its lock; other
-code sees them through :class:`~.storage.StoredInbox`.
+code sees them through :class:`~pytest_tempinbox.server.store.protocol.StoredInbox`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import asyncio
 import bisect
 from datetime import datetime
 
-from ..errors import InvalidRequest
-from .faults import FaultQueue
-from .stored_message import StoredMessage
+from ....errors import InvalidRequest
+from ..faults import FaultQueue
+from ..stored_message import StoredMessage
 
 __all__ = ["InboxRecord"]
 

@@ -1,12 +1,13 @@
 """The in-memory store: inboxes, the messages routed to them, and waiting for new ones; no I/O.
 
-:class:`Store` is the first :class:`~.storage.InboxStore`: the single source of
-truth that the SMTP handler writes into and the HTTP API reads from. Its methods
-may be called from any thread (the server's loop delivers while an in-process
-client reads from its own thread), but :meth:`Store.wait` must be awaited on the
-event loop that serves the store. What an address may be lives in
-:mod:`.addresses`, one inbox's messages and waiters in :mod:`.inbox_record`, a
-message's copy in :mod:`.stored_message`. The module is long because the
+:class:`Store` is the first :class:`~pytest_tempinbox.server.store.protocol.InboxStore`:
+the single source of truth that the SMTP handler writes into and the HTTP API
+reads from. Its methods may be called from any thread (the server's loop
+delivers while an in-process client reads from its own thread), but
+:meth:`Store.wait` must be awaited on the event loop that serves the store.
+What an address may be lives in :mod:`pytest_tempinbox.server.store.addresses`,
+one inbox's messages and waiters in :mod:`.inbox_record`, a message's copy in
+:mod:`pytest_tempinbox.server.store.stored_message`. The module is long because the
 rest stays in one class: every part of it shares the one lock and the inbox
 records, and splitting it would put that lock's discipline in several places.
 """
@@ -21,10 +22,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
-from ..errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
-from ..limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
-from ..models import Envelope, Fault, Stage
-from .addresses import (
+from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
+from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
+from ....models import Envelope, Fault, Stage
+from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
     chosen_address,
@@ -36,10 +37,10 @@ from .addresses import (
     served_domain,
     served_domains,
 )
+from ..protocol import InboxStore, Select
+from ..refusals import RefusalLog
+from ..stored_message import NO_KEYS, StoredMessage
 from .inbox_record import InboxRecord
-from .refusals import RefusalLog
-from .storage import InboxStore, Select
-from .stored_message import NO_KEYS, StoredMessage
 
 # DEFAULT_DOMAIN and StoredMessage are named here too, where the server's modules import them.
 __all__ = ["DEFAULT_DOMAIN", "InboxRecord", "Store", "StoredMessage"]
@@ -125,7 +126,8 @@ class Store:
         ``inbox_ttl``. Bad values raise :class:`InvalidRequest`.
 
         ``address`` creates exactly that inbox, lowercased, for test data that
-        seeds fixed addresses; see :func:`.addresses.chosen_address` for what it may be.
+        seeds fixed addresses; see :func:`pytest_tempinbox.server.store.addresses.chosen_address`
+        for what it may be.
         It names the whole address, so it goes without ``prefix`` and ``domain``
         (:class:`InvalidRequest`). :class:`AddressTaken` when a live inbox has
         it; once that one is deleted or expired, it may be created again.

@@ -1,6 +1,6 @@
 """One pipelined connection to Redis on the serving loop: the SMTP side's round trips, overlapped.
 
-The Redis store (:mod:`.redis_store`) answers ``RCPT`` and stores each message
+The Redis store (:mod:`.store`) answers ``RCPT`` and stores each message
 at ``DATA`` through this connection, so that the loop serves other SMTP
 sessions while Redis works, instead of waiting for each reply. A command is
 written at once and its reply matched to it in order (Redis answers the
@@ -9,7 +9,7 @@ commands of one connection in the order they came), parsed by
 maintains and redis-py uses itself. redis-py's asyncio client costs the loop
 about 65-85 µs of CPU a command on the bench machine, this connection about
 20 µs: a message costs one or two commands. The store's subscription to its
-notices (:mod:`.redis_notices`), which every delivery reaches, is such a
+notices (:mod:`.notices`), which every delivery reaches, is such a
 connection too (:meth:`RedisConnection.subscribe`); everything else of the
 store goes through redis-py.
 
@@ -37,7 +37,7 @@ from typing import Any, cast
 import hiredis
 from redis.connection import parse_url
 
-from ..errors import StoreUnavailable
+from ....errors import StoreUnavailable
 
 __all__ = ["RedisConnection", "RedisReplyError", "Script"]
 

@@ -1,6 +1,6 @@
 """The Redis store's notices between server processes: pub/sub, and the waits they wake.
 
-Each store (:mod:`.redis_store`) keeps one subscription to the store's channel,
+Each store (:mod:`.store`) keeps one subscription to the store's channel,
 in a task on the loop that serves its waits: a delivery anywhere publishes
 ``d <address>`` (to an inbox some process waits on: a wait's read marks it
 watched), a delete or expiry ``x <address>``, a new fault ``f``. The
@@ -19,9 +19,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..errors import StoreUnavailable
-from .redis_connection import RedisConnection
-from .redis_scripts import CHANNEL, FAULTS_ADDED
+from ....errors import StoreUnavailable
+from .connection import RedisConnection
+from .scripts import CHANNEL, FAULTS_ADDED
 
 __all__ = ["Listener", "LiveInboxes", "Waiters"]
 

@@ -1,4 +1,4 @@
-"""What the Redis store (:mod:`.redis_store`) reads back from Redis: inboxes, messages, faults.
+"""What the Redis store (:mod:`.store`) reads back from Redis: inboxes, messages, faults.
 
 Plain records built from a script's reply; no I/O but the one callback that
 keeps a message's parsed JSON form in Redis.
@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
-from ..models import Envelope, Fault
-from .stored_message import NO_KEYS, Facets, StoredMessage
+from ....models import Envelope, Fault
+from ..stored_message import NO_KEYS, Facets, StoredMessage
 
 __all__ = ["RedisInbox", "RedisStoredMessage", "SaveJSON", "fault_entry", "read_fault"]
 

@@ -1,10 +1,11 @@
 """The recipients refused at ``RCPT TO``, kept in Redis so that every server sees them.
 
-The Redis store's :class:`~.storage.Refusals` (see :mod:`.redis_store`): the same
-contract as :class:`~.refusals.RefusalLog`, on a list that every server process
-on the Redis shares. Newest first, trimmed to :data:`~.refusals.MAX_REFUSALS`,
-and the whole list expires :data:`~.refusals.REFUSAL_MAX_AGE` seconds after the
-last refusal; older entries are skipped when read. Also here, for every module
+The Redis store's :class:`~pytest_tempinbox.server.store.protocol.Refusals` (see
+:mod:`.store`): the same contract as :class:`~pytest_tempinbox.server.store.refusals.RefusalLog`,
+on a list that every server process on the Redis shares. Newest first, trimmed
+to :data:`~pytest_tempinbox.server.store.refusals.MAX_REFUSALS`, and the whole list expires
+:data:`~pytest_tempinbox.server.store.refusals.REFUSAL_MAX_AGE` seconds after the last refusal;
+older entries are skipped when read. Also here, for every module
 of the Redis store: :func:`unavailable`, which turns Redis being down into
 :class:`~pytest_tempinbox.errors.StoreUnavailable`.
 """
@@ -18,9 +19,9 @@ from typing import Any, TypeVar
 
 import redis
 
-from ..models import Refusal
-from .redis_scripts import REFUSALS
-from .refusals import MAX_REFUSALS, REFUSAL_MAX_AGE, SIMILAR, similarity
+from ....models import Refusal
+from ..refusals import MAX_REFUSALS, REFUSAL_MAX_AGE, SIMILAR, similarity
+from .scripts import REFUSALS
 
 __all__ = ["RedisRefusals", "unavailable"]
 
@@ -38,7 +39,7 @@ REDIS_DOWN = (
 
 def unavailable(call: Callable[[], _T]) -> _T:
     """Run ``call``, raising :class:`~pytest_tempinbox.errors.StoreUnavailable` if Redis is down."""
-    from ..errors import StoreUnavailable
+    from ....errors import StoreUnavailable
 
     try:
         return call()
@@ -80,8 +81,8 @@ class RedisRefusals:
         """The refusals remembered, at or after ``since``, newest first.
 
         With ``similar_to``, only those whose address is at least
-        :data:`~.refusals.SIMILAR` like it, the most similar first, each with
-        its ``similarity``.
+        :data:`~pytest_tempinbox.server.store.refusals.SIMILAR` like it, the most similar
+        first, each with its ``similarity``.
         """
         entries: list[Any] = unavailable(lambda: self._redis.lrange(REFUSALS, 0, -1))
         oldest = datetime.now(timezone.utc).timestamp() - self.max_age

@@ -1,9 +1,9 @@
 """The Redis store's key names and its Lua scripts: each member's one atomic round trip.
 
-Every change the Redis store (:mod:`.redis_store`) makes runs as one of these
+Every change the Redis store (:mod:`.store`) makes runs as one of these
 scripts, so it is atomic however many server processes share the Redis, and
 costs one round trip. The layout of the keys is described in
-:mod:`.redis_store`'s docstring. Standard library only: redis-py is imported
+:mod:`.store`'s docstring. Standard library only: redis-py is imported
 by the store, not here.
 """
 

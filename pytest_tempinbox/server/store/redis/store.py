@@ -1,18 +1,18 @@
 """The Redis store: inboxes kept in Redis, so that several server processes serve the same ones.
 
-:class:`RedisStore` is an :class:`~.storage.InboxStore` on one Redis, 7.0 or
-later (its scripts use ``PEXPIRETIME``). Every server process pointed at it
+:class:`RedisStore` is an :class:`~pytest_tempinbox.server.store.protocol.InboxStore` on one
+Redis, 7.0 or later (its scripts use ``PEXPIRETIME``). Every server process pointed at it
 serves the same inboxes: generate on one, deliver on another, read, wait,
 delete or inject faults on a third. Each change is one Lua script
-(:mod:`.redis_scripts`): atomic across processes and one round trip; a message
+(:mod:`.scripts`): atomic across processes and one round trip; a message
 is in Redis before :meth:`RedisStore.deliver` returns (so before the SMTP
-``250``). Waits are woken through pub/sub (:mod:`.redis_notices`), never by
+``250``). Waits are woken through pub/sub (:mod:`.notices`), never by
 polling. The SMTP side's members (:meth:`RedisStore.accepts`,
 :meth:`RedisStore.deliver`, :meth:`RedisStore.take_fault`) are coroutines that
-go through one pipelined connection (:mod:`.redis_connection`) once the store
+go through one pipelined connection (:mod:`.connection`) once the store
 is started on its serving loop, so that the loop serves other sessions while
 Redis works; ``RCPT`` is answered from the inboxes this process knows are live
-(:class:`~.redis_notices.LiveInboxes`), asking Redis only about the others.
+(:class:`~.notices.LiveInboxes`), asking Redis only about the others.
 redis-py (and hiredis) are imported by this module and the ones it splits off
 only: nothing else of the package needs them unless the Redis store is asked for. The
 module is long because this docstring is the reference of the keys the store
@@ -89,16 +89,15 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ..errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, TooManyFaults
-from ..limits import (
+from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, TooManyFaults
+from ....limits import (
     DEFAULT_MAX_MESSAGES_PER_INBOX,
     DEFAULT_MAX_STORED_BYTES,
     MAX_FAULTS_PER_INBOX,
     MAX_TTL,
 )
-from ..models import Envelope, Fault, Stage
-from . import redis_scripts as scripts
-from .addresses import (
+from ....models import Envelope, Fault, Stage
+from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
     chosen_address,
@@ -110,12 +109,13 @@ from .addresses import (
     served_domain,
     served_domains,
 )
-from .redis_connection import RedisConnection, Script
-from .redis_notices import Listener, LiveInboxes, Waiters
-from .redis_records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
-from .redis_refusals import REDIS_DOWN, RedisRefusals, unavailable
-from .storage import InboxStore, Select
-from .stored_message import NO_KEYS, StoredMessage
+from ..protocol import InboxStore, Select
+from ..stored_message import NO_KEYS, StoredMessage
+from . import scripts
+from .connection import RedisConnection, Script
+from .notices import Listener, LiveInboxes, Waiters
+from .records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
+from .refusals import REDIS_DOWN, RedisRefusals, unavailable
 
 __all__ = ["RedisStore"]
 
@@ -127,9 +127,9 @@ _WATCH_MARGIN_MS = 1000
 class RedisStore:
     """The inboxes of every server process on the Redis at ``url`` (``redis://`` or ``rediss://``).
 
-    ``domains``, the limits and ``inbox_ttl`` are as :class:`~.store.Store`'s;
-    every process on one Redis should be given the same ones. Nothing is
-    connected until the first call.
+    ``domains``, the limits and ``inbox_ttl`` are as
+    :class:`~pytest_tempinbox.server.store.memory.store.Store`'s; every process on
+    one Redis should be given the same ones. Nothing is connected until the first call.
     """
 
     def __init__(
@@ -225,8 +225,8 @@ class RedisStore:
     ) -> RedisInbox:
         """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
 
-        As :meth:`.storage.InboxStore.generate`; a generated address carries a
-        number that Redis counts for every process, so none is handed out twice.
+        As :meth:`pytest_tempinbox.server.store.protocol.InboxStore.generate`; a generated
+        address carries a number that Redis counts for every process, so none is handed out twice.
         """
         if ttl is not None and not 0 < ttl <= MAX_TTL:
             raise InvalidRequest(f"ttl must be a number of seconds above 0, up to {MAX_TTL}")

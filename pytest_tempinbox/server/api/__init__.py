@@ -1,0 +1,10 @@
+"""The API: every answer of ``/api``, computed from the store, free of any web framework.
+
+:mod:`.routes` is the one route table; the endpoints answer with
+:class:`~.endpoints.Reply` values: inboxes and messages (:mod:`.endpoints`),
+the checks of a message (:mod:`.checks`), the event stream (:mod:`.events`)
+and the metrics (:mod:`.metrics`, with prometheus_client in :mod:`.prometheus`).
+The HTTP adapters (:mod:`pytest_tempinbox.server.http`) and the in-process
+transport (:mod:`pytest_tempinbox.server.in_process`) both serve them, so
+their answers are byte for byte the same. No Starlette, uvicorn or SMTP here.
+"""
