@@ -24,6 +24,7 @@ from ..errors import INTERNAL_ERROR, ServerUnavailable, TempInboxError
 from ..transport import Answer
 from .api import endpoints
 from .api.endpoints import MAX_TARGET_BYTES, Reply
+from .api.request import Request
 from .api.routes import Endpoint, match
 from .counters import ServerCounters
 from .store.protocol import InboxStore
@@ -152,7 +153,8 @@ class LocalTransport:
         if direct is None or method not in route.endpoints or not self._direct(path, params):
             return None
         try:
-            reply = direct(self.store, args, params, body or b"", self._base_url, parse_limit)
+            asked = Request(self.store, args, params, body or b"", self._base_url)
+            reply = direct(asked, parse_limit)
         except Exception as exc:
             reply = _error_reply(exc, method, path)
         return None if reply is None else _answer(reply)
@@ -205,7 +207,7 @@ class LocalTransport:
         if waits:
             counters.long_polls += 1
         try:
-            reply = await endpoint(self.store, args, params, body or b"", self._base_url)
+            reply = await endpoint(Request(self.store, args, params, body or b"", self._base_url))
         except Exception as exc:
             reply = _error_reply(exc, method, path)
         finally:

@@ -284,7 +284,8 @@ class InboxServer:
         """The Starlette app of the API, built (and Starlette imported) on first call."""
         with self._app_lock:
             if self._app is None:
-                from .http.app import ApiSettings, create_app
+                from .api.settings import ApiSettings
+                from .http.app import create_app
 
                 ca_pem = None if self._authority is None else self._authority.ca_pem
                 settings = ApiSettings(self.config, self.smtp_port, ca_pem, self.counters)

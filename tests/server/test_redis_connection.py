@@ -1,4 +1,4 @@
-"""The Redis store's pipelined connection (``server/store/redis/connection.py``), on a real redis-server.
+"""The Redis store's pipelined connection (``store/redis/connection.py``), on a real redis-server.
 
 Every test talks to a real ``redis-server`` (:class:`~tests.redis_process.RedisProcess`)
 on a loopback ephemeral port, never to a mock: round trips and their order,

@@ -17,12 +17,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from ...errors import LINK_CHECKS_OFF, NOT_FOUND, InvalidRequest
-from ..store.protocol import InboxStore
 from .endpoints import Reply, encode_json, parse_off_loop, problem_reply
+from .request import Request
 
 __all__ = ["MAX_LINK_TIMEOUT", "html_check", "link_check", "spam_check"]
 
@@ -34,14 +33,14 @@ _LINK_CHECKS_OFF = (
 )
 
 
-async def _parsed(store: InboxStore, email: str, id: str) -> dict[str, Any]:
-    found = store.message(email, id)
+async def _parsed(request: Request) -> dict[str, Any]:
+    found = request.store.message(request.args["email"], request.args["id"])
     await parse_off_loop([found])
     parsed: dict[str, Any] = json.loads(found.json)
     return parsed
 
 
-async def html_check(store: InboxStore, email: str, id: str, query: Mapping[str, str]) -> Reply:
+async def html_check(request: Request) -> Reply:
     """``GET .../html-check[?clients=gmail,outlook.windows]``: the HTML's support report.
 
     A message without an HTML body answers 404 ``not_found``; ``clients``
@@ -49,44 +48,44 @@ async def html_check(store: InboxStore, email: str, id: str, query: Mapping[str,
     """
     from ...checks.html_support import html_compatibility
 
-    parsed = await _parsed(store, email, id)
+    id = request.args["id"]
+    parsed = await _parsed(request)
     if parsed["html"] is None:
         return problem_reply(404, NOT_FOUND, f"message {id} has no HTML body to check")
-    given = query.get("clients", "").strip()
+    given = request.query.get("clients", "").strip()
     clients = [name for name in given.split(",") if name.strip()] if given else None
     check = functools.partial(html_compatibility, parsed["html"], clients=clients)
     report = await asyncio.get_running_loop().run_in_executor(None, check)
     return Reply(200, encode_json(report.to_json()))
 
 
-async def link_check(
-    store: InboxStore, email: str, id: str, query: Mapping[str, str], *, enabled: bool
-) -> Reply:
+async def link_check(request: Request) -> Reply:
     """``GET .../link-check[?timeout=5&ignore=part,part]``: every link and image requested.
 
     ``timeout`` is each request's, in seconds (above 0, up to
     :data:`MAX_LINK_TIMEOUT`); ``ignore`` lists parts of the URLs to leave out,
-    comma-separated. 403 ``link_checks_off`` unless ``enabled``.
+    comma-separated. 403 ``link_checks_off`` when the server's link checks are off.
     """
-    if not enabled:
+    if not request.server().config.link_checks:
         return problem_reply(403, LINK_CHECKS_OFF, _LINK_CHECKS_OFF)
     from ...checks.link_targets import link_targets
     from ...checks.links import check_links
 
+    query = request.query
     timeout = _timeout(query.get("timeout"))
     ignore = [part for part in query.get("ignore", "").split(",") if part.strip()]
-    parsed = await _parsed(store, email, id)
+    parsed = await _parsed(request)
     targets = link_targets(parsed["links"], parsed["html"])
     check = functools.partial(check_links, targets, ignore=ignore, timeout=timeout)
     report = await asyncio.get_running_loop().run_in_executor(None, check)
     return Reply(200, encode_json(report.to_json()))
 
 
-async def spam_check(store: InboxStore, email: str, id: str) -> Reply:
+async def spam_check(request: Request) -> Reply:
     """``GET .../spam-check``: SpamAssassin's score and the rules that fired (about a second)."""
     from ...checks.spam import spam_report
 
-    raw = store.message(email, id).raw
+    raw = request.store.message(request.args["email"], request.args["id"]).raw
     report = await asyncio.get_running_loop().run_in_executor(None, spam_report, raw)
     return Reply(200, encode_json(report.to_json()))
 

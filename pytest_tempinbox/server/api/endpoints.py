@@ -19,7 +19,7 @@ import asyncio
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ...errors import InvalidRequest, PayloadTooLarge, TempInboxError
@@ -27,11 +27,16 @@ from ...limits import MAX_FILTER_LENGTH, MAX_WAIT
 from ...models import format_timestamp, parse_timestamp
 from ...parsing.match import sender_matches, subject_matches, text_matches
 from ...parsing.message import served_attachment
+from ...transport import Answer
 from ..store.addresses import fold_subaddress
 from ..store.faults import read_fault
 from ..store.protocol import InboxStore
 from ..store.refusals import MAX_REFUSALS, MAX_SIMILAR_TO
 from ..store.stored_message import StoredMessage
+
+if TYPE_CHECKING:
+    from .events import EventStream
+    from .request import Request
 
 __all__ = [
     "COMMON_HEADERS",
@@ -50,10 +55,10 @@ __all__ = [
     "error_reply",
     "faults",
     "generate",
-    "health",
     "message",
     "message_filter",
     "messages",
+    "messages_at_once",
     "messages_now",
     "messages_path",
     "parse_off_loop",
@@ -80,11 +85,18 @@ _GENERATE_KEYS = ("address", "domain", "prefix", "ttl")
 _DEFAULT_REFUSED = 100
 
 
-class Reply:
-    """An answer of the API: status, body and content type, and headers beyond the common ones."""
+class Reply(Answer):
+    """An answer of the API: the transport's :class:`~pytest_tempinbox.transport.Answer`, and more.
 
-    # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
-    __slots__ = ("body", "content_type", "headers", "status")
+    ``headers`` are those beyond the common ones; ``stream``, for the event
+    stream, is the :class:`~.events.EventStream` whose events are the body
+    (the content is then empty). The in-process transport hands a reply to the
+    client as the answer it is; the HTTP adapters send its headers and stream
+    too. The arguments come in the order an endpoint writes them, the body
+    before its type, which is JSON unless said.
+    """
+
+    __slots__ = ("headers", "stream")
 
     def __init__(
         self,
@@ -92,11 +104,17 @@ class Reply:
         body: bytes,
         content_type: str = JSON_TYPE,
         headers: Mapping[str, str] | None = None,
+        *,
+        stream: EventStream | None = None,
     ) -> None:
-        self.status = status
-        self.body = body
-        self.content_type = content_type
+        super().__init__(status, content_type, body)
         self.headers: Mapping[str, str] = {} if headers is None else headers
+        self.stream = stream
+
+    @property
+    def body(self) -> bytes:
+        """The body's bytes: the answer's ``content``."""
+        return self.content
 
     def __repr__(self) -> str:
         return f"Reply(status={self.status}, content_type={self.content_type!r})"
@@ -136,8 +154,12 @@ def messages_path(address: str) -> str:
     return "/api/messages/" + quote(address, safe="@+")
 
 
-def generate(store: InboxStore, body: bytes, base_url: str) -> Reply:
-    """``POST /api/generate``: ``body`` is the request body, ``base_url`` the server's root URL."""
+def generate(request: Request, parse_limit: int | None = None) -> Reply:
+    """``POST /api/generate``: the request body's options; ``messages_url`` from the base URL.
+
+    Answered at once, in any thread (``parse_limit`` is not needed).
+    """
+    store, body = request.store, request.body
     if len(body) > MAX_REQUEST_BODY:
         raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
     prefix, domain, ttl, address = _generate_options(body)
@@ -150,7 +172,7 @@ def generate(store: InboxStore, body: bytes, base_url: str) -> Reply:
         "expires_at": (
             format_timestamp(inbox.expires_at, milliseconds=True) if inbox.expires_at else None
         ),
-        "messages_url": base_url.rstrip("/") + path,
+        "messages_url": request.base_url.rstrip("/") + path,
     }
     return Reply(201, encode_json(created), headers={"Location": path})
 
@@ -189,23 +211,35 @@ def messages_now(
     return _message_list(found)
 
 
-async def messages(
-    store: InboxStore,
-    email: str,
-    after: str | None,
-    wait: str | None,
-    *,
-    subject: str | None = None,
-    sender: str | None = None,
-    text: str | None = None,
-    subaddress: str | None = None,
-) -> Reply:
+def messages_at_once(request: Request, parse_limit: int | None) -> Reply | None:
+    """``GET /api/messages/{email}`` as :func:`messages_now` answers it, from a request."""
+    query = request.query
+    email, after, wait = request.args["email"], query.get("after"), query.get("wait")
+    subject, sender, text = query.get("subject"), query.get("from"), query.get("text")
+    subaddress = query.get("subaddress")
+    return messages_now(
+        request.store,
+        email,
+        after,
+        wait,
+        parse_limit,
+        subject=subject,
+        sender=sender,
+        text=text,
+        subaddress=subaddress,
+    )
+
+
+async def messages(request: Request) -> Reply:
     """``GET /api/messages/{email}`` on the server's loop, long-polling up to ``wait`` seconds.
 
     With filters (see :func:`message_filter` and :func:`subaddress_filter`),
     the answer holds only the messages they keep, and the wait lasts until
     one of those arrives.
     """
+    store, query, email = request.store, request.query, request.args["email"]
+    after, wait, subaddress = query.get("after"), query.get("wait"), query.get("subaddress")
+    subject, sender, text = query.get("subject"), query.get("from"), query.get("text")
     seconds = wait_parameter(wait)
     if subject or sender or text or subaddress:
         wanted = message_filter(subject, sender, text) if subject or sender or text else None
@@ -277,21 +311,23 @@ def _every(found: list[StoredMessage]) -> list[StoredMessage]:
     return found
 
 
-async def message(store: InboxStore, email: str, id: str) -> Reply:
+async def message(request: Request) -> Reply:
     """``GET /api/messages/{email}/{id}``: the parsed message."""
-    found = store.message(email, id)
+    found = request.store.message(request.args["email"], request.args["id"])
     await parse_off_loop([found])
     return Reply(200, found.json)
 
 
-def raw(store: InboxStore, email: str, id: str) -> Reply:
+async def raw(request: Request) -> Reply:
     """``GET /api/messages/{email}/{id}/raw``: the message's bytes as received."""
-    return Reply(200, store.message(email, id).raw, "message/rfc822")
+    found = request.store.message(request.args["email"], request.args["id"])
+    return Reply(200, found.raw, "message/rfc822")
 
 
-async def attachment(store: InboxStore, email: str, id: str, index: int) -> Reply:
+async def attachment(request: Request) -> Reply:
     """``GET /api/messages/{email}/{id}/attachments/{index}``: the part's decoded bytes."""
-    found = store.message(email, id)
+    index = int(request.args["index"])
+    found = request.store.message(request.args["email"], request.args["id"])
     # Re-reading the structure of a large message could hold up the event loop.
     described, content_type, payload = await asyncio.get_running_loop().run_in_executor(
         None, served_attachment, found.raw, index
@@ -314,17 +350,19 @@ def _content_disposition(filename: str | None, index: int) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
-def delete(store: InboxStore, email: str) -> Reply:
-    """``DELETE /api/delete/{email}``."""
-    address = store.get(email).address
+def delete(request: Request, parse_limit: int | None = None) -> Reply:
+    """``DELETE /api/delete/{email}``: answered at once, in any thread."""
+    store = request.store
+    address = store.get(request.args["email"]).address
     purged = store.delete(address)
     return Reply(200, encode_json({"email": address, "deleted": True, "purged": purged}))
 
 
-def add_fault(store: InboxStore, email: str, body: bytes) -> Reply:
-    """``POST /api/faults/{email}``: queue the fault ``body`` describes; answer it as queued."""
+async def add_fault(request: Request) -> Reply:
+    """``POST /api/faults/{email}``: queue the fault the body describes; answer it as queued."""
+    store, email = request.store, request.args["email"]
     store.get(email)  # an unknown inbox is a 404 before a bad body is a 400
-    options = _json_body(body)
+    options = _json_body(request.body)
     if options is None:
         raise InvalidRequest("the request body must be a JSON object describing the fault")
     fault = read_fault(options)
@@ -332,33 +370,30 @@ def add_fault(store: InboxStore, email: str, body: bytes) -> Reply:
     return Reply(201, encode_json(fault.to_json()))
 
 
-def faults(store: InboxStore, email: str) -> Reply:
+async def faults(request: Request) -> Reply:
     """``GET /api/faults/{email}``: the pending faults, first to apply first."""
-    pending = store.pending_faults(email)
+    pending = request.store.pending_faults(request.args["email"])
     return Reply(200, encode_json([fault.to_json() for fault in pending]))
 
 
-def clear_faults(store: InboxStore, email: str) -> Reply:
+async def clear_faults(request: Request) -> Reply:
     """``DELETE /api/faults/{email}``: drop the pending faults."""
-    address = store.get(email).address
+    store = request.store
+    address = store.get(request.args["email"]).address
     cleared = store.clear_faults(address)
     return Reply(200, encode_json({"email": address, "cleared": cleared}))
 
 
-def health() -> Reply:
-    """``GET /api/health``: the process answers; the store is not asked."""
-    return Reply(200, b'{"status":"ok"}')
-
-
-def refused(
-    store: InboxStore, since: str | None, similar_to: str | None, limit: str | None
-) -> Reply:
+def refused(request: Request, parse_limit: int | None = None) -> Reply:
     """``GET /api/refused``: the recipients refused at ``RCPT TO`` lately, newest first.
 
     ``since`` (RFC 3339) keeps those refused at or after it; ``similar_to`` an
     address keeps those like it, the most similar first; ``limit`` (1-1000,
-    default 100) is how many at most.
+    default 100) is how many at most. Answered at once, in any thread.
     """
+    query = request.query
+    since, similar_to, limit = query.get("since"), query.get("similar_to"), query.get("limit")
+    store = request.store
     moment = None
     if since is not None:
         try:

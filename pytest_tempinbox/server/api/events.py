@@ -24,7 +24,8 @@ from ...errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManySt
 from ...limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
 from ..store.protocol import InboxStore
 from ..store.stored_message import StoredMessage
-from .endpoints import INLINE_PARSE_BYTES, encode_json, subaddress_filter
+from .endpoints import INLINE_PARSE_BYTES, Reply, encode_json, subaddress_filter
+from .request import Request
 
 __all__ = [
     "EVENT_STREAM_TYPE",
@@ -32,6 +33,7 @@ __all__ = [
     "STORE_DOWN",
     "EventStream",
     "StreamSlots",
+    "events",
     "stream_cursor",
 ]
 
@@ -43,6 +45,26 @@ _RETRY = 1.0  # seconds between attempts while the store does not answer
 # A message id: milliseconds then a sequence number, in hex (as the memory store makes them).
 _MESSAGE_ID = re.compile(r"[0-9a-f]{20,40}")
 _SUMMARY_KEYS = ("id", "from", "subject", "subaddress", "received_at")
+
+
+async def events(request: Request) -> Reply:
+    """``GET /api/events/{email}``: the inbox's :class:`EventStream`, as the reply's ``stream``.
+
+    The stream starts after ``Last-Event-ID`` or the ``after`` parameter (see
+    :func:`stream_cursor`), and sends only the messages of ``subaddress`` if given.
+    """
+    settings, query = request.server(), request.query
+    cursor = stream_cursor(query.get("after"), request.headers.get("last-event-id"))
+    heartbeat, subaddress = settings.config.event_heartbeat, query.get("subaddress")
+    stream = EventStream(
+        request.store,
+        settings.slots,
+        request.args["email"],
+        cursor,
+        heartbeat,
+        subaddress=subaddress,
+    )
+    return Reply(200, b"", EVENT_STREAM_TYPE, stream=stream)
 
 
 def stream_cursor(after: str | None, last_event_id: str | None) -> str | None:

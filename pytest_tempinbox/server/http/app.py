@@ -6,9 +6,10 @@ including unknown routes (404) and wrong methods (405). A client's request
 never causes a 500. The same app serves the inbox viewer (:mod:`pytest_tempinbox.server.viewer`)
 at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document;
 and the server's metrics at ``/metrics`` (:mod:`pytest_tempinbox.server.api.metrics`),
-for Prometheus, outside ``/api`` where scrapers look for them. The module is
-long because the routes that need the server's streams and settings are
-closures over them, written here beside the route table they join.
+for Prometheus, outside ``/api`` where scrapers look for them. Every route of
+``/api`` is an entry of the API's route table
+(:mod:`pytest_tempinbox.server.api.routes`), answered by one handler that makes
+the endpoint's :class:`~pytest_tempinbox.server.api.request.Request`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -26,26 +25,19 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ... import __version__
-from ..._net import is_loopback
-from ...config import ServerConfig
 from ...errors import (
     HEADER_TOO_LARGE,
     HOST_NOT_ALLOWED,
     INTERNAL_ERROR,
     METHOD_NOT_ALLOWED,
     NOT_FOUND,
-    SHUTTING_DOWN,
-    TLS_OFF,
     URI_TOO_LONG,
     InvalidRequest,
     PayloadTooLarge,
     StoreUnavailable,
     TempInboxError,
 )
-from ...limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
 from .. import viewer
-from ..api import checks, endpoints
 from ..api.endpoints import (
     COMMON_HEADERS,
     MAX_HEADER_BYTES,
@@ -54,9 +46,11 @@ from ..api.endpoints import (
     Reply,
     problem_reply,
 )
-from ..api.events import EVENT_STREAM_TYPE, EventStream, StreamSlots, stream_cursor
+from ..api.events import EVENT_STREAM_TYPE, EventStream
 from ..api.metrics import MetricsEndpoint
+from ..api.request import Request as ApiRequest
 from ..api.routes import API_PREFIX, ROUTES, Endpoint
+from ..api.settings import ApiSettings
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
 
@@ -64,8 +58,6 @@ __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_REQUEST_BODY",
     "MAX_TARGET_BYTES",
-    "PEM_TYPE",
-    "ApiSettings",
     "EventStreamResponse",
     "RequestGuard",
     "create_app",
@@ -74,42 +66,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _HTTP_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
-PEM_TYPE = "application/x-pem-file"
 _COMMON_RAW_HEADERS = [
     (name.lower().encode("latin-1"), value.encode("latin-1"))
     for name, value in COMMON_HEADERS.items()
 ]
-
-
-@dataclass(frozen=True)
-class ApiSettings:
-    """What the app needs to know of the server around it: its configuration, and more.
-
-    ``smtp_port`` is the SMTP listener's bound port, and ``ca_pem`` the CA
-    certificate that ``GET /api/ca.pem`` serves (None when TLS is off);
-    everything else comes from ``config``. ``GET /api/info`` reports the AUTH
-    mode's name (``password``), never the password. ``counters`` are the
-    server's: ``GET /metrics`` reads them, and ``GET /api/ready`` whether SMTP listens.
-    """
-
-    config: ServerConfig
-    smtp_port: int
-    ca_pem: bytes | None = None
-    counters: ServerCounters = field(default_factory=ServerCounters)
-
-    @property
-    def allowed_hosts(self) -> frozenset[str] | None:
-        """The only host names a request's ``Host`` may carry; None for any.
-
-        A server bound to loopback answers only its own names (a defence
-        against DNS rebinding) and the configured ``allowed_hosts``.
-        """
-        host = self.config.host
-        if not is_loopback(host):
-            return None
-        return frozenset({"localhost", "127.0.0.1", "[::1]", host.lower()}) | frozenset(
-            self.config.allowed_hosts
-        )
 
 
 def respond(reply: Reply) -> Response:
@@ -135,87 +95,21 @@ def problem(
     return respond(problem_reply(status, code, detail, headers))
 
 
-def _json(data: Any) -> Response:
-    return respond(Reply(200, endpoints.encode_json(data)))
-
-
 def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
-    slots = StreamSlots()
-    config = settings.config
     counters = settings.counters
+    slots = settings.slots
     counters.event_streams = lambda: slots.total
-
-    async def events(request: Request) -> Response:
-        after = request.query_params.get("after")
-        cursor = stream_cursor(after, request.headers.get("last-event-id"))
-        email = request.path_params["email"]
-        heartbeat = config.event_heartbeat
-        subaddress = request.query_params.get("subaddress")
-        stream = EventStream(store, slots, email, cursor, heartbeat, subaddress=subaddress)
-        return EventStreamResponse(stream)
-
-    public = config.public_smtp or (config.host, settings.smtp_port)
-
-    async def info(request: Request) -> Response:
-        return _json(
-            {
-                "version": __version__,
-                "smtp": {
-                    "host": public[0],
-                    "port": public[1],
-                    "tls": config.tls,
-                    "auth": config.smtp_auth.mode,
-                },
-                "domains": list(store.domains),
-                "limits": {
-                    **config.limits(),
-                    "request_body": MAX_REQUEST_BODY,
-                    "wait": MAX_WAIT,
-                    "faults_per_inbox": MAX_FAULTS_PER_INBOX,
-                    "fault_delay": MAX_FAULT_DELAY,
-                    "streams": slots.limit,
-                    "streams_per_inbox": slots.per_inbox,
-                    "heartbeat": config.event_heartbeat,
-                },
-                "stats": {**store.stats(), "streams": slots.total},
-            }
-        )
-
-    async def ca_certificate(request: Request) -> Response:
-        if settings.ca_pem is None:
-            return problem(404, TLS_OFF, "TLS is off on this server: there is no CA certificate")
-        return respond(Reply(200, settings.ca_pem, PEM_TYPE))
-
-    async def ready(request: Request) -> Response:
-        if not counters.smtp_listening():
-            detail = "the SMTP listener does not accept connections: the server is stopping"
-            return problem(503, SHUTTING_DOWN, detail)
-        store.check()  # a store that does not answer raises StoreUnavailable: 503
-        return respond(Reply(200, b'{"status":"ready"}'))
 
     async def error_answer(request: Request, exc: Exception) -> Response:
         if isinstance(exc, StoreUnavailable):
             counters.store_errors += 1
         return await _error_answer(request, exc)
 
-    async def link_check(request: Request) -> Response:
-        email, id = request.path_params["email"], request.path_params["id"]
-        query, enabled = request.query_params, config.link_checks
-        return respond(await checks.link_check(store, email, id, query, enabled=enabled))
-
-    # The routes that need the server's settings or streams; the table has the others.
-    own = {
-        "events": events,
-        "info": info,
-        "ca_certificate": ca_certificate,
-        "ready": ready,
-        "link_check": link_check,
-    }
     routes = [
         Route(
             API_PREFIX + route.template,
-            own.get(route.name) or _handler(store, route.endpoints, route.uses_base_url),
+            _handler(store, settings, route.endpoints, route.uses_base_url),
             methods=list(route.endpoints),
         )
         for route in ROUTES
@@ -243,12 +137,16 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
 
 
 def _handler(
-    store: InboxStore, answers: Mapping[str, Endpoint | None], uses_base_url: bool
+    store: InboxStore,
+    settings: ApiSettings,
+    answers: Mapping[str, Endpoint],
+    uses_base_url: bool,
 ) -> Callable[[Request], Awaitable[Response]]:
     """The request handler of a route of the table, by method.
 
     The base URL is spelled out only for a route that ``uses_base_url``:
-    building it costs about as much as the rest of a short answer.
+    building it costs about as much as the rest of a short answer. A reply with
+    a stream (the events) is sent as Server-Sent Events.
     """
 
     async def handle(request: Request) -> Response:
@@ -257,7 +155,18 @@ def _handler(
         assert endpoint is not None, "Starlette answers the other methods itself (405)"
         body = await _read_body(request) if method == "POST" else b""
         base_url = str(request.base_url) if uses_base_url else ""
-        reply = await endpoint(store, request.path_params, request.query_params, body, base_url)
+        asked = ApiRequest(
+            store,
+            request.path_params,
+            request.query_params,
+            body,
+            base_url,
+            settings,
+            request.headers,
+        )
+        reply = await endpoint(asked)
+        if reply.stream is not None:
+            return EventStreamResponse(reply.stream)
         return respond(reply)
 
     return handle
