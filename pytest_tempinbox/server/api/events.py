@@ -24,7 +24,8 @@ from ...errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManySt
 from ...limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
 from ..store.protocol import InboxStore
 from ..store.stored_message import StoredMessage
-from .endpoints import INLINE_PARSE_BYTES, Reply, encode_json, subaddress_filter
+from .endpoints import INLINE_PARSE_BYTES, Reply, encode_json
+from .messages import subaddress_filter
 from .request import Request
 
 __all__ = [
@@ -129,7 +130,7 @@ class EventStream:
     ``cursor`` is where to resume (None: only new deliveries); ``heartbeat`` is
     the seconds of silence after which a comment line is sent. With
     ``subaddress``, only the messages that came through that sub-address are
-    sent (:func:`~.endpoints.subaddress_filter`; a bad one raises as it does).
+    sent (:func:`~.messages.subaddress_filter`; a bad one raises as it does).
     """
 
     def __init__(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 
-from . import checks, endpoints, events, operations
+from . import checks, events, faults, inboxes, messages, operations, refusals
 from .endpoints import Reply
 from .request import Request
 
@@ -99,32 +99,32 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "generate",
         "/generate",
-        {"POST": _always(endpoints.generate)},
-        endpoints.generate,
+        {"POST": _always(inboxes.generate)},
+        inboxes.generate,
         uses_base_url=True,
     ),
     # A read that must wait hops to the server's loop, to long-poll there.
-    Route("messages", "/messages/{email}", {"GET": endpoints.messages}, endpoints.messages_at_once),
-    Route("message", "/messages/{email}/{id}", {"GET": endpoints.message}),
-    Route("raw", "/messages/{email}/{id}/raw", {"GET": endpoints.raw}),
+    Route("messages", "/messages/{email}", {"GET": messages.messages}, messages.messages_at_once),
+    Route("message", "/messages/{email}/{id}", {"GET": messages.message}),
+    Route("raw", "/messages/{email}/{id}/raw", {"GET": messages.raw}),
     Route(
         "attachment",
         "/messages/{email}/{id}/attachments/{index:int}",
-        {"GET": endpoints.attachment},
+        {"GET": messages.attachment},
     ),
     Route("html_check", "/messages/{email}/{id}/html-check", {"GET": checks.html_check}),
     Route("link_check", "/messages/{email}/{id}/link-check", {"GET": checks.link_check}),
     Route("spam_check", "/messages/{email}/{id}/spam-check", {"GET": checks.spam_check}),
-    Route("delete", "/delete/{email}", {"DELETE": _always(endpoints.delete)}, endpoints.delete),
+    Route("delete", "/delete/{email}", {"DELETE": _always(inboxes.delete)}, inboxes.delete),
     # One route for the three methods, so that a 405's Allow header names them all.
     Route(
         "faults",
         "/faults/{email}",
-        {"GET": endpoints.faults, "POST": endpoints.add_fault, "DELETE": endpoints.clear_faults},
+        {"GET": faults.faults, "POST": faults.add_fault, "DELETE": faults.clear_faults},
     ),
     Route("events", "/events/{email}", {"GET": events.events}),
     Route("info", "/info", {"GET": operations.info}),
-    Route("refused", "/refused", {"GET": _always(endpoints.refused)}, endpoints.refused),
+    Route("refused", "/refused", {"GET": _always(refusals.refused)}, refusals.refused),
     Route("openapi", "/openapi.json", {"GET": operations.openapi}),
     Route("ca_certificate", "/ca.pem", {"GET": operations.ca_certificate}),
     # The process answers, the store untouched; readiness needs the listeners and the store.
