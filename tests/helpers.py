@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tempinbox.server.inbox_record import InboxRecord
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.memory.inbox_record import InboxRecord
+from pytest_tempinbox.server.store.memory.store import Store
 
 # smtplib's default local_hostname is socket.getfqdn(), which can take seconds.
 CLIENT_NAME = "client.test"

@@ -52,6 +52,17 @@ def imports(path: Path, *, top_level_only: bool = False, type_checking: bool = T
     module or not). Without ``type_checking``, the imports under ``if
     TYPE_CHECKING:`` are left out.
     """
+    found = every_import(path, top_level_only=top_level_only, type_checking=type_checking)
+    return {name for name in found if name.startswith("pytest_tempinbox.")}
+
+
+def every_import(
+    path: Path, *, top_level_only: bool = False, type_checking: bool = True, names: bool = True
+) -> set[str]:
+    """Every module ``path`` imports, the package's and others', as absolute dotted names.
+
+    With ``names``, ``from package import name`` also gives ``package.name``.
+    """
     module = module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -70,10 +81,11 @@ def imports(path: Path, *, top_level_only: bool = False, type_checking: bool = T
                 found |= {f"{target}.{alias.name}".strip(".") for alias in node.names}
             else:
                 found.add(target)
-                found |= {f"{target}.{alias.name}" for alias in node.names}
+                if names:
+                    found |= {f"{target}.{alias.name}" for alias in node.names}
         elif isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-    return {name for name in found if name.startswith("pytest_tempinbox.")}
+    return found
 
 
 def _type_checking_only(node: ast.stmt) -> bool:
@@ -108,7 +120,7 @@ def test_each_part_imports_only_what_lies_below_it(path: Path) -> None:
 
 def test_the_rules_see_the_imports() -> None:
     # The checker itself: the known imports are found, relative and absolute.
-    store = imports(PACKAGE / "server" / "stored_message.py")
+    store = imports(PACKAGE / "server" / "store" / "stored_message.py")
     assert "pytest_tempinbox.models" in store
     assert "pytest_tempinbox.parsing.message" in store
     assert "pytest_tempinbox.server.inbox_server" in imports(PACKAGE / "server" / "__init__.py")
@@ -252,3 +264,99 @@ def test_no_two_modules_of_the_package_import_each_other() -> None:
 def test_the_circle_check_finds_a_circle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
     assert circles(graph) == [["a", "b", "c", "a"]]
+
+
+# The server's wings (README, "Architecture"): each rule reads every import of the
+# wing's modules, those inside functions and under TYPE_CHECKING too.
+SERVER = "pytest_tempinbox.server."
+STORES = ("store.memory", "store.redis", "store.factory")
+# The server's parts a rule may name by their bare name; any other bare name is a library.
+SERVER_PARTS = {"smtp", "store", "api", "http", "in_process", "inbox_server", "viewer"}
+
+
+def wing_modules(wing: str) -> list[Path]:
+    """The modules of a wing of the server (``smtp``, ``store``, ``api``, ``http``)."""
+    return sorted((PACKAGE / "server" / wing).rglob("*.py"))
+
+
+def crossings(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    """``module imports target`` for each import of a module in ``paths`` that ``forbidden`` names.
+
+    A forbidden name is a top-level module (``starlette``) or a part of the server
+    (``server.smtp``), and covers the modules under it.
+    """
+    names = [SERVER + name if "." in name or name in SERVER_PARTS else name for name in forbidden]
+    found = []
+    for path in paths:
+        for target in sorted(every_import(path, names=False)):
+            if any(target == name or target.startswith(name + ".") for name in names):
+                found.append(f"{module_name(path)} imports {target}")
+    return found
+
+
+def test_the_store_imports_no_smtp_and_no_http() -> None:
+    others = ("smtp", "api", "http", "in_process", "inbox_server", "viewer")
+    found = crossings(wing_modules("store"), (*others, "aiosmtpd", "starlette", "uvicorn"))
+    assert not found, (
+        "the store imports nothing of the SMTP side, the API or HTTP: they call the store, "
+        "never the reverse; move the shared code into the store or out of it:\n" + "\n".join(found)
+    )
+
+
+def test_the_smtp_side_knows_the_store_only_through_its_protocol() -> None:
+    found = crossings(wing_modules("smtp"), (*STORES, "api", "http", "in_process", "viewer"))
+    assert not found, (
+        "the SMTP side reaches the store through server.store.protocol (InboxStore) and its "
+        "shared records, never the memory or Redis store nor the factory, and serves no "
+        "API or HTTP:\n" + "\n".join(found)
+    )
+
+
+def test_the_api_imports_no_web_framework_and_no_smtp() -> None:
+    found = crossings(
+        wing_modules("api"), (*STORES, "smtp", "http", "aiosmtpd", "starlette", "uvicorn")
+    )
+    assert not found, (
+        "the API is framework-free: it answers from the store's protocol, and the HTTP "
+        "adapters (server.http) and the in-process transport serve its answers:\n"
+        + "\n".join(found)
+    )
+
+
+def test_only_the_http_adapters_import_starlette_or_uvicorn() -> None:
+    outside = [path for path in MODULES if "http" not in path.relative_to(PACKAGE).parts[:2]]
+    found = crossings(outside, ("starlette", "uvicorn"))
+    assert not found, (
+        "only pytest_tempinbox.server.http may import Starlette or uvicorn; give the HTTP "
+        "side an adapter there instead:\n" + "\n".join(found)
+    )
+
+
+def test_only_the_smtp_side_imports_aiosmtpd() -> None:
+    outside = [path for path in MODULES if "smtp" not in path.relative_to(PACKAGE).parts[:2]]
+    found = crossings(outside, ("aiosmtpd",))
+    assert not found, (
+        "only pytest_tempinbox.server.smtp may import aiosmtpd (and only its _aiosmtpd "
+        "touches aiosmtpd's private parts):\n" + "\n".join(found)
+    )
+
+
+def test_only_the_redis_store_imports_redis() -> None:
+    outside = [path for path in MODULES if path.parent.name != "redis"]
+    found = crossings(outside, ("redis", "hiredis"))
+    assert not found, (
+        "only pytest_tempinbox.server.store.redis may import redis-py or hiredis (the redis "
+        "extra, imported when a redis:// store is asked for):\n" + "\n".join(found)
+    )
+
+
+def test_the_wing_rules_see_the_imports() -> None:
+    # The checker itself: a crossing of each kind is found, third-party and inside functions.
+    service = PACKAGE / "server" / "smtp" / "service.py"
+    assert crossings([service], ("aiosmtpd",)) == [f"{SERVER}smtp.service imports aiosmtpd"]
+    listener = PACKAGE / "server" / "http" / "listener.py"
+    assert "uvicorn" in every_import(listener)  # imported inside a function
+    factory = PACKAGE / "server" / "store" / "factory.py"
+    assert crossings([factory], ("store.redis",)) == [
+        f"{SERVER}store.factory imports {SERVER}store.redis.store"
+    ]

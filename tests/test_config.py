@@ -12,7 +12,7 @@ from pytest_tempinbox import InboxServer
 from pytest_tempinbox._cli import _config, _parser
 from pytest_tempinbox.config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
 from pytest_tempinbox.limits import STANDALONE_INBOX_TTL
-from pytest_tempinbox.server.stores import REDIS_EXTRA_MISSING
+from pytest_tempinbox.server.store.factory import REDIS_EXTRA_MISSING
 from pytest_tempinbox.smtp_security import SMTPAuth
 
 

@@ -2,12 +2,14 @@
 
 :class:`InboxServer` (:mod:`.inbox_server`) runs them from one
 :class:`~pytest_tempinbox.config.ServerConfig`, on sockets it binds itself
-(:mod:`.sockets`). :mod:`.storage` says what a store must do and :mod:`.store`
-is the one in memory; :mod:`.smtp` receives mail (aiosmtpd, whose private parts
-only :mod:`._aiosmtpd` touches); :mod:`.routes` is the one route table, from
-which :mod:`.app` serves ``/api`` and the viewer (Starlette, under uvicorn once a
-connection waits: :mod:`.http_listener`) and :mod:`.in_process` answers the
-in-process client, both with the answers of :mod:`.endpoints`. It may import
+(:mod:`.sockets`), in four wings, each a package with one job:
+:mod:`.store` keeps the inboxes (its protocol, the memory store, the Redis
+store); :mod:`.smtp` receives mail (aiosmtpd, whose private parts only
+:mod:`.smtp._aiosmtpd` touches); :mod:`.api` computes every answer of ``/api``
+from the one route table, framework-free; :mod:`.http` serves them with
+Starlette under uvicorn, and :mod:`.in_process` answers the in-process client
+with the same answers. Beside them: :mod:`.tls`, :mod:`.viewer`,
+:mod:`.event_loops` and :mod:`.counters`. It may import
 :mod:`pytest_tempinbox.parsing`, never :mod:`pytest_tempinbox.client`.
 Importing this package is cheap: the heavy libraries load with
 :mod:`.inbox_server`, when :class:`InboxServer` is first named.

@@ -3,7 +3,7 @@
 Each server owns one :class:`ServerCounters`; the SMTP handler, the SMTP
 service and the HTTP app add to it where things happen, with nothing but an
 integer addition, so that counting costs the hot paths nothing. The metrics
-endpoint (:mod:`pytest_tempinbox.server.metrics`) reads them, and the gauges
+endpoint (:mod:`pytest_tempinbox.server.api.metrics`) reads them, and the gauges
 the parts of the server keep themselves, when it is scraped.
 """
 

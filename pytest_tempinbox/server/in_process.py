@@ -3,7 +3,7 @@
 When the server runs in the test's own process, :class:`LocalTransport` answers
 the calls a test makes all the time (generate, read the messages, delete), and
 the refusals a failing wait asks for, by finding the request's route in the
-API's route table (:mod:`pytest_tempinbox.server.routes`) and running its
+API's route table (:mod:`pytest_tempinbox.server.api.routes`) and running its
 direct answer in the caller's thread, which is safe because the store takes a
 lock. A read that must wait hops to the server's loop to long-poll there with
 the route's endpoint. Every other request goes through the very same ASGI app
@@ -22,11 +22,12 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 from ..errors import INTERNAL_ERROR, ServerUnavailable, TempInboxError
 from ..transport import Answer
-from . import endpoints
+from .api import endpoints
+from .api.endpoints import MAX_TARGET_BYTES, Reply
+from .api.request import Request
+from .api.routes import Endpoint, match
 from .counters import ServerCounters
-from .endpoints import MAX_TARGET_BYTES, Reply
-from .routes import Endpoint, match
-from .storage import InboxStore
+from .store.protocol import InboxStore
 
 __all__ = ["ASGIApp", "LocalTransport"]
 
@@ -152,7 +153,8 @@ class LocalTransport:
         if direct is None or method not in route.endpoints or not self._direct(path, params):
             return None
         try:
-            reply = direct(self.store, args, params, body or b"", self._base_url, parse_limit)
+            asked = Request(self.store, args, params, body or b"", self._base_url)
+            reply = direct(asked, parse_limit)
         except Exception as exc:
             reply = _error_reply(exc, method, path)
         return None if reply is None else _answer(reply)
@@ -205,7 +207,7 @@ class LocalTransport:
         if waits:
             counters.long_polls += 1
         try:
-            reply = await endpoint(self.store, args, params, body or b"", self._base_url)
+            reply = await endpoint(Request(self.store, args, params, body or b"", self._base_url))
         except Exception as exc:
             reply = _error_reply(exc, method, path)
         finally:

@@ -37,12 +37,12 @@ from ..limits import (
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
 from .counters import ServerCounters
 from .event_loops import loop_factory
-from .http_listener import LazyHTTP
+from .http.listener import LazyHTTP
 from .in_process import ASGIApp, LocalTransport
-from .smtp import SMTPService
+from .smtp.service import SMTPService
 from .sockets import listen
-from .storage import InboxStore
-from .stores import open_store
+from .store.factory import open_store
+from .store.protocol import InboxStore
 
 if TYPE_CHECKING:
     from .tls import CertificateAuthority
@@ -284,7 +284,8 @@ class InboxServer:
         """The Starlette app of the API, built (and Starlette imported) on first call."""
         with self._app_lock:
             if self._app is None:
-                from .app import ApiSettings, create_app
+                from .api.settings import ApiSettings
+                from .http.app import create_app
 
                 ca_pem = None if self._authority is None else self._authority.ca_pem
                 settings = ApiSettings(self.config, self.smtp_port, ca_pem, self.counters)

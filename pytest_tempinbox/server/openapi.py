@@ -7,7 +7,7 @@ the file names it, ``${NAME}``, and this loader fills it in: a string that is
 only a placeholder becomes the value itself (a number stays a number), one in a
 text becomes the value written out (``0.6``, ``10``). The values are the limits
 of :mod:`pytest_tempinbox.limits`, those of the refusal log
-(:mod:`pytest_tempinbox.server.refusals`), the problem codes of the one table of
+(:mod:`pytest_tempinbox.server.store.refusals`), the problem codes of the one table of
 them, :data:`pytest_tempinbox.errors.PROBLEMS`, and the package's version.
 
 The file keeps the path parameters and problem answers that many routes share
@@ -41,7 +41,7 @@ from ..limits import (
     MAX_STREAMS_PER_INBOX,
     MAX_TTL,
 )
-from .refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
+from .store.refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
 
 __all__ = ["DOCUMENT_FILE", "openapi_document"]
 

@@ -17,7 +17,7 @@ from pytest_tempinbox.client.explain import django_line
 from pytest_tempinbox.client.http import Inbox, TempInboxClient
 from pytest_tempinbox.errors import WaitTimeout
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.refusals import RefusalLog, similarity
+from pytest_tempinbox.server.store.refusals import RefusalLog, similarity
 from pytest_tempinbox.transport import Answer, Transport
 
 from ..helpers import CLIENT_NAME, make_message, send

@@ -1,6 +1,6 @@
 """Serving a store from a test: its coroutines run on a loop of their own, as in a server.
 
-A server awaits :meth:`~pytest_tempinbox.server.storage.InboxStore.start` on
+A server awaits :meth:`~pytest_tempinbox.server.store.protocol.InboxStore.start` on
 its loop and runs the store's coroutines there (the SMTP side's members and
 the waits). :class:`ServingLoop` does the same in a thread, for tests that
 call a store directly; :func:`run` and the helpers below run one coroutine on
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_tempinbox.models import Fault, Stage
-from pytest_tempinbox.server.storage import InboxStore, StoredMessage
+from pytest_tempinbox.server.store.protocol import InboxStore, StoredMessage
 
 __all__ = ["ServingLoop", "accepts", "deliver", "run", "take_fault"]
 

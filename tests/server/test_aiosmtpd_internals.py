@@ -1,4 +1,4 @@
-"""What ``pytest_tempinbox/server/_aiosmtpd.py`` relies on in aiosmtpd, checked name by name.
+"""What ``pytest_tempinbox/server/smtp/_aiosmtpd.py`` relies on in aiosmtpd, checked name by name.
 
 An aiosmtpd release that renames, removes or reshapes one of the private names
 the project relies on fails here, saying which name and which aiosmtpd version,
@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from pytest_tempinbox.server import _aiosmtpd
-from pytest_tempinbox.server._hook_names import DISPATCH_PREFIXES
-from pytest_tempinbox.server.smtp_data import LINE_TOO_LONG, TOO_MUCH_DATA
-from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
+from pytest_tempinbox.server.smtp import _aiosmtpd
+from pytest_tempinbox.server.smtp._hook_names import DISPATCH_PREFIXES
+from pytest_tempinbox.server.smtp.data import LINE_TOO_LONG, TOO_MUCH_DATA
+from pytest_tempinbox.server.smtp.protocol import TrackedSMTP
 
 INSTALLED = version("aiosmtpd")
 SOURCE = inspect.getsource(SMTP)
@@ -38,7 +38,7 @@ def changed(name: str, what: str) -> str:
     """The failure message: which name changed, in which aiosmtpd, and where to look."""
     return (
         f"aiosmtpd {INSTALLED} changed {name}: {what}. "
-        f"pytest_tempinbox/server/_aiosmtpd.py was written against aiosmtpd "
+        f"pytest_tempinbox/server/smtp/_aiosmtpd.py was written against aiosmtpd "
         f"{_aiosmtpd.ASSUMED_VERSION} and relies on it; its docstring says why."
     )
 

@@ -64,7 +64,8 @@ def test_openapi_document_lists_every_route(
 ) -> None:
     from starlette.routing import Route
 
-    from pytest_tempinbox.server.app import ApiSettings, create_app
+    from pytest_tempinbox.server.api.settings import ApiSettings
+    from pytest_tempinbox.server.http.app import create_app
 
     document = http.get(api + "/openapi.json").json()
     assert document["openapi"].startswith("3.")

@@ -18,7 +18,7 @@ import requests
 from pytest_tempinbox.client.http import TempInboxClient
 from pytest_tempinbox.errors import AddressTaken, InvalidAddress, InvalidRequest
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.memory.store import Store
 
 from ..helpers import make_message, send
 

@@ -15,9 +15,9 @@ import pytest
 import requests
 
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest, TooManyStreams
-from pytest_tempinbox.server.events import EventStream, StreamSlots, stream_cursor
+from pytest_tempinbox.server.api.events import EventStream, StreamSlots, stream_cursor
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.memory.store import Store
 
 from ..helpers import CLIENT_NAME, TIMER_SLACK, make_message, record, send
 from .events_support import Events

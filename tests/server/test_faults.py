@@ -14,9 +14,9 @@ import requests
 from pytest_tempinbox.client.inbox import Inbox
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest, TooManyFaults
 from pytest_tempinbox.models import Fault
-from pytest_tempinbox.server.faults import FaultQueue, data_answer
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.faults import FaultQueue, data_answer
+from pytest_tempinbox.server.store.memory.store import Store
 
 from ..helpers import record
 from .faults_support import TIMEOUT, add, assert_problem, generate, pending, send, stored

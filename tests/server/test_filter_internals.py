@@ -20,9 +20,10 @@ from pytest_tempinbox.parsing.match import (
     subject_matches,
     text_matches,
 )
-from pytest_tempinbox.server.endpoints import INLINE_PARSE_BYTES, messages_now
+from pytest_tempinbox.server.api.endpoints import INLINE_PARSE_BYTES
+from pytest_tempinbox.server.api.messages import messages_now
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.store import Store, StoredMessage
+from pytest_tempinbox.server.store.memory.store import Store, StoredMessage
 
 from ..helpers import make_message, send
 from .filters_support import subjects

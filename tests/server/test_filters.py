@@ -18,7 +18,7 @@ import requests
 from pytest_tempinbox.client.http import Inbox, TempInboxClient
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest
 from pytest_tempinbox.limits import MAX_FILTER_LENGTH
-from pytest_tempinbox.server.endpoints import INLINE_PARSE_BYTES
+from pytest_tempinbox.server.api.endpoints import INLINE_PARSE_BYTES
 from pytest_tempinbox.server.inbox_server import InboxServer
 
 from ..helpers import TIMER_SLACK, make_message, send

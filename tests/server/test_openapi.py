@@ -38,7 +38,12 @@ from pytest_tempinbox.checks.unsubscribe import Unsubscribe
 from pytest_tempinbox.errors import INTERNAL_ERROR, PROBLEMS
 from pytest_tempinbox.server import openapi
 from pytest_tempinbox.server.openapi import openapi_document
-from pytest_tempinbox.server.refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
+from pytest_tempinbox.server.store.refusals import (
+    MAX_REFUSALS,
+    MAX_SIMILAR_TO,
+    REFUSAL_MAX_AGE,
+    SIMILAR,
+)
 
 from ..helpers import message_json
 

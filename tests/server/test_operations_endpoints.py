@@ -19,9 +19,9 @@ import requests
 
 from pytest_tempinbox.errors import StoreUnavailable
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.storage import Select
-from pytest_tempinbox.server.store import Store
-from pytest_tempinbox.server.stored_message import StoredMessage
+from pytest_tempinbox.server.store.memory.store import Store
+from pytest_tempinbox.server.store.protocol import Select
+from pytest_tempinbox.server.store.stored_message import StoredMessage
 
 from ..helpers import CLIENT_NAME, make_message
 from .api_support import assert_problem
@@ -259,7 +259,7 @@ def test_metrics_see_a_pending_long_poll(
 def test_metrics_without_prometheus_client_answer_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, http: requests.Session
 ) -> None:
-    monkeypatch.delitem(sys.modules, "pytest_tempinbox.server.prometheus_metrics", raising=False)
+    monkeypatch.delitem(sys.modules, "pytest_tempinbox.server.api.prometheus", raising=False)
     for name in [name for name in sys.modules if name.partition(".")[0] == "prometheus_client"]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "prometheus_client", None)

@@ -1,4 +1,4 @@
-"""The Redis store's pipelined connection (``server/redis_connection.py``), on a real redis-server.
+"""The Redis store's pipelined connection (``store/redis/connection.py``), on a real redis-server.
 
 Every test talks to a real ``redis-server`` (:class:`~tests.redis_process.RedisProcess`)
 on a loopback ephemeral port, never to a mock: round trips and their order,
@@ -30,7 +30,7 @@ from ..redis_process import RedisProcess, RedisTls
 redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 pytest.importorskip("hiredis", reason="the redis extra is not installed")
 
-from pytest_tempinbox.server.redis_connection import (  # noqa: E402
+from pytest_tempinbox.server.store.redis.connection import (  # noqa: E402
     RedisConnection,
     RedisReplyError,
     Script,

@@ -25,7 +25,7 @@ from .store_support import ServingLoop, accepts, deliver, run, take_fault
 
 redis = pytest.importorskip("redis", reason="the redis extra is not installed")
 
-from pytest_tempinbox.server.redis_store import RedisStore  # noqa: E402
+from pytest_tempinbox.server.store.redis.store import RedisStore  # noqa: E402
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -9,8 +9,8 @@ from starlette.routing import compile_path
 
 from pytest_tempinbox import errors
 from pytest_tempinbox.client.http import _error_from
-from pytest_tempinbox.server.endpoints import PROBLEM_TYPE, problem_reply
-from pytest_tempinbox.server.routes import API_PREFIX, ROUTES, Route, match
+from pytest_tempinbox.server.api.endpoints import PROBLEM_TYPE, problem_reply
+from pytest_tempinbox.server.api.routes import API_PREFIX, ROUTES, Route, match
 from pytest_tempinbox.transport import Answer
 
 
@@ -88,3 +88,12 @@ def test_the_client_raises_the_class_of_each_code(code: str) -> None:
     raised = _error_from(Answer(status, PROBLEM_TYPE, reply.body), "GET /api/x")
     assert type(raised) is error
     assert (raised.status, str(raised)) == (status, "what went wrong")
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
+def test_each_route_of_the_table_has_an_endpoint_for_each_method(route: Route) -> None:
+    # None of them is left for the app to answer by itself: the streaming and
+    # operational routes are in the table too, called with one request.
+    assert route.endpoints, f"{route.name} answers no method"
+    for method, endpoint in route.endpoints.items():
+        assert callable(endpoint), f"{route.name} has no endpoint for {method}"

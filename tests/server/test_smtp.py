@@ -462,9 +462,9 @@ def test_concurrent_sessions_store_every_message(
 
 def test_the_short_dir_leaves_aiosmtpd_every_command_mechanism_and_hook() -> None:
     """Each connection's tables, built from a dir() listing only their names, are whole."""
-    from pytest_tempinbox.server.smtp_handler import InboxHandler
-    from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
-    from pytest_tempinbox.server.store import Store
+    from pytest_tempinbox.server.smtp.handler import InboxHandler
+    from pytest_tempinbox.server.smtp.protocol import TrackedSMTP
+    from pytest_tempinbox.server.store.memory.store import Store
 
     def named(obj: object, prefix: str) -> set[str]:
         names = object.__dir__(obj)
@@ -489,8 +489,8 @@ def test_the_ehlo_reply_is_handed_to_aiosmtpd_as_one_write(advertise_auth: bool)
     """aiosmtpd writes each reply line it is given on its own: the lines come joined."""
     from aiosmtpd.smtp import Envelope, Session
 
-    from pytest_tempinbox.server.smtp import InboxHandler
-    from pytest_tempinbox.server.store import Store
+    from pytest_tempinbox.server.smtp.service import InboxHandler
+    from pytest_tempinbox.server.store.memory.store import Store
 
     handler = InboxHandler(Store(), advertise_auth=advertise_auth)
     lines = ["250-x.test", "250-SIZE 10", "250-AUTH LOGIN PLAIN", "250 HELP"]

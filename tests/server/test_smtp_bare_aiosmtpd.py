@@ -24,9 +24,9 @@ from aiosmtpd.smtp import SMTP, AuthResult
 from hypothesis import example, given, settings
 
 from pytest_tempinbox.config import ServerConfig
-from pytest_tempinbox.server.smtp import SMTPService
+from pytest_tempinbox.server.smtp.service import SMTPService
 from pytest_tempinbox.server.sockets import listen
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.memory.store import Store
 
 from .smtp_conversation_support import ODD_DATA_LINES, conversations, script
 from .store_support import ServingLoop

@@ -1,6 +1,6 @@
 """DATA's reader gives one answer however the bytes are split: whole, byte by byte, at random.
 
-:class:`~pytest_tempinbox.server.smtp_data.DataReader` is both SMTP lanes'
+:class:`~pytest_tempinbox.server.smtp.data.DataReader` is both SMTP lanes'
 reader of DATA, with no I/O, so every split of a conversation's bytes can be
 fed to it; ``test_smtp_fast_lane.py`` holds the lanes to the same over sockets.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pytest_tempinbox.server.smtp_data import LINE_TOO_LONG, TOO_MUCH_DATA, DataReader
+from pytest_tempinbox.server.smtp.data import LINE_TOO_LONG, TOO_MUCH_DATA, DataReader
 
 SIZE_LIMIT = 3000
 LINE_LIMIT = 1000

@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 from pytest_tempinbox.config import ServerConfig
 from pytest_tempinbox.server.event_loops import loop_factory
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.server.smtp import SMTPService
+from pytest_tempinbox.server.smtp.service import SMTPService
 from pytest_tempinbox.server.sockets import listen
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.memory.store import Store
 
 from ..redis_process import RedisProcess
 from .smtp_conversation_support import ODD_DATA_LINES, conversations

@@ -182,9 +182,9 @@ def test_data_sent_by_smtplib_is_stored_as_smtplib_sent_it(
 
 @pytest.fixture(scope="module")
 def smtp_protocol() -> Iterator[Any]:
-    from pytest_tempinbox.server.smtp_handler import InboxHandler
-    from pytest_tempinbox.server.smtp_protocol import TrackedSMTP
-    from pytest_tempinbox.server.store import Store
+    from pytest_tempinbox.server.smtp.handler import InboxHandler
+    from pytest_tempinbox.server.smtp.protocol import TrackedSMTP
+    from pytest_tempinbox.server.store.memory.store import Store
 
     loop = asyncio.new_event_loop()
     handler = InboxHandler(Store())

@@ -11,9 +11,9 @@ import threading
 import pytest
 
 from pytest_tempinbox.errors import InboxNotFound, InvalidAddress, InvalidRequest
-from pytest_tempinbox.server.addresses import normalize_address
-from pytest_tempinbox.server.inbox_record import InboxRecord
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.addresses import normalize_address
+from pytest_tempinbox.server.store.memory.inbox_record import InboxRecord
+from pytest_tempinbox.server.store.memory.store import Store
 
 from .store_support import deliver
 

@@ -1,7 +1,7 @@
 """The behaviour every store holds to (``InboxStore``), run against each backend.
 
 Each test takes a store from :func:`make_store`, parametrized by backend, and
-uses only the members of :class:`pytest_tempinbox.server.storage.InboxStore`:
+uses only the members of :class:`pytest_tempinbox.server.store.protocol.InboxStore`:
 a new backend adds one entry to ``BACKENDS`` and runs them all. Each store
 is started on a loop of its own, as a server does, and its coroutines run
 there (``store_support.py``). The Redis backend runs on a real
@@ -35,9 +35,9 @@ from pytest_tempinbox.limits import (
     MAX_FAULTS_PER_INBOX,
 )
 from pytest_tempinbox.models import Fault
-from pytest_tempinbox.server.addresses import DEFAULT_DOMAIN
-from pytest_tempinbox.server.storage import InboxStore, StoredMessage
-from pytest_tempinbox.server.store import Store
+from pytest_tempinbox.server.store.addresses import DEFAULT_DOMAIN
+from pytest_tempinbox.server.store.memory.store import Store
+from pytest_tempinbox.server.store.protocol import InboxStore, StoredMessage
 
 from ..helpers import TIMER_SLACK
 from .store_support import ServingLoop, accepts, deliver, run, take_fault
@@ -64,7 +64,7 @@ def memory_stores(request: pytest.FixtureRequest) -> MakeStore:
 def redis_stores(request: pytest.FixtureRequest) -> MakeStore:
     """Redis stores on the session's Redis, emptied for the test; closed after it."""
     url = request.getfixturevalue("redis_url")
-    from pytest_tempinbox.server.redis_store import RedisStore
+    from pytest_tempinbox.server.store.redis.store import RedisStore
 
     made: list[RedisStore] = []
 

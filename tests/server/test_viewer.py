@@ -9,7 +9,8 @@ import pytest
 import requests
 
 from pytest_tempinbox.config import ServerConfig
-from pytest_tempinbox.server.app import ApiSettings, create_app
+from pytest_tempinbox.server.api.settings import ApiSettings
+from pytest_tempinbox.server.http.app import create_app
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.viewer import MAIL_POLICY, MAIL_POLICY_REMOTE_IMAGES, PAGE_POLICY
 

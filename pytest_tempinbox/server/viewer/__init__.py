@@ -1,8 +1,8 @@
 """The inbox viewer: a web page, served beside the API, to watch one inbox's mail.
 
-Framework-free like :mod:`pytest_tempinbox.server.endpoints`: each function makes a
-:class:`~pytest_tempinbox.server.endpoints.Reply` that the Starlette app
-(:mod:`pytest_tempinbox.server.app`) sends. The page (``index.html``), its style
+Framework-free like :mod:`pytest_tempinbox.server.api.endpoints`: each function makes a
+:class:`~pytest_tempinbox.server.api.endpoints.Reply` that the Starlette app
+(:mod:`pytest_tempinbox.server.http.app`) sends. The page (``index.html``), its style
 sheet and its one script are files of this package, served as they are: no
 build step, no framework. The page reads the inbox through the public API and
 follows it through the event stream, ``GET /api/events/{email}``.
@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from importlib import resources
 
 from ...errors import NOT_FOUND
-from ..endpoints import Reply, parse_off_loop, problem_reply
-from ..storage import InboxStore
+from ..api.endpoints import Reply, parse_off_loop, problem_reply
+from ..store.protocol import InboxStore
 from .recipient import resolve_cid_images
 
 __all__ = [

@@ -1,0 +1,147 @@
+"""What every endpoint of the API shares: the reply, problem documents, the request's limits.
+
+The endpoints, by resource (:mod:`.inboxes`, :mod:`.messages`, :mod:`.faults`,
+:mod:`.refusals`, :mod:`.checks`, :mod:`.events`, :mod:`.operations`), make
+:class:`Reply` values; the route table (:mod:`pytest_tempinbox.server.api.routes`)
+says which path each answers. The Starlette app
+(:mod:`pytest_tempinbox.server.http.app`) sends them as HTTP responses, and the
+in-process transport hands them to the client as they are, so both give byte
+for byte the same answers while the in-process path never imports Starlette.
+Errors are raised as :class:`~pytest_tempinbox.errors.TempInboxError` and
+become problem documents through :func:`problem_reply`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from ...transport import Answer
+from ..store.stored_message import StoredMessage
+
+if TYPE_CHECKING:
+    from .events import EventStream
+
+__all__ = [
+    "COMMON_HEADERS",
+    "INLINE_PARSE_BYTES",
+    "JSON_TYPE",
+    "MAX_HEADER_BYTES",
+    "MAX_REQUEST_BODY",
+    "MAX_TARGET_BYTES",
+    "PROBLEM_TYPE",
+    "Reply",
+    "encode_json",
+    "error_reply",
+    "json_body",
+    "parse_off_loop",
+    "problem_reply",
+    "unparsed_bytes",
+]
+
+MAX_REQUEST_BODY = 64 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+MAX_TARGET_BYTES = 16 * 1024
+JSON_TYPE = "application/json"
+PROBLEM_TYPE = "application/problem+json"
+COMMON_HEADERS: Mapping[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+# Parsing more raw bytes than this at once moves to a worker thread, so that no
+# message can hold up the event loop (and with it SMTP) while it is parsed.
+INLINE_PARSE_BYTES = 256 * 1024
+
+
+class Reply(Answer):
+    """An answer of the API: the transport's :class:`~pytest_tempinbox.transport.Answer`, and more.
+
+    ``headers`` are those beyond the common ones; ``stream``, for the event
+    stream, is the :class:`~.events.EventStream` whose events are the body
+    (the content is then empty). The in-process transport hands a reply to the
+    client as the answer it is; the HTTP adapters send its headers and stream
+    too. The arguments come in the order an endpoint writes them, the body
+    before its type, which is JSON unless said.
+    """
+
+    __slots__ = ("headers", "stream")
+
+    def __init__(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = JSON_TYPE,
+        headers: Mapping[str, str] | None = None,
+        *,
+        stream: EventStream | None = None,
+    ) -> None:
+        super().__init__(status, content_type, body)
+        self.headers: Mapping[str, str] = {} if headers is None else headers
+        self.stream = stream
+
+    @property
+    def body(self) -> bytes:
+        """The body's bytes: the answer's ``content``."""
+        return self.content
+
+    def __repr__(self) -> str:
+        return f"Reply(status={self.status}, content_type={self.content_type!r})"
+
+
+def encode_json(data: Any) -> bytes:
+    """Compact UTF-8 JSON; a lone surrogate (from a request) falls back to ASCII escapes."""
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, separators=(",", ":")).encode("ascii")
+
+
+def problem_reply(
+    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+) -> Reply:
+    """An RFC 9457 problem document with our stable ``code`` token."""
+    from http import HTTPStatus  # an enum of 60 members: only errors need it
+
+    body = {
+        "type": f"tag:pytest-tempinbox,2026:problem:{code}",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    return Reply(status, encode_json(body), PROBLEM_TYPE, headers or {})
+
+
+def error_reply(exc: TempInboxError) -> Reply:
+    """The problem document for one of our errors."""
+    return problem_reply(exc.status, exc.code, str(exc))
+
+
+async def parse_off_loop(found: list[StoredMessage]) -> None:
+    """Parse the messages not parsed yet, in a worker thread when they are many bytes."""
+    if unparsed_bytes(found) > INLINE_PARSE_BYTES:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: [message.json for message in found])
+
+
+def unparsed_bytes(found: list[StoredMessage]) -> int:
+    """How many raw bytes of ``found`` are not parsed yet."""
+    return sum(len(message.raw) for message in found if not message.is_parsed)
+
+
+def json_body(body: bytes) -> dict[str, Any] | None:
+    """The request body's JSON object; None for a body of JSON white space only."""
+    if len(body) > MAX_REQUEST_BODY:
+        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    if not body.strip(b" \t\r\n"):
+        return None
+    try:
+        options = json.loads(body)
+    except (ValueError, RecursionError):
+        raise InvalidRequest("the request body is not JSON") from None
+    if not isinstance(options, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    return options

@@ -1,0 +1,154 @@
+"""The API's routes: one table for the HTTP app and the in-process transport.
+
+Each :class:`Route` is a path template under ``/api``, the methods it answers
+with the endpoint of each, and, for the calls a test makes all the time, the
+answer the in-process transport may compute in the caller's thread. The
+Starlette app (:mod:`pytest_tempinbox.server.http.app`) builds its routes from
+:data:`ROUTES`; the in-process transport (:mod:`pytest_tempinbox.server.in_process`)
+finds a request's route with :func:`match`, over the same templates compiled
+the way Starlette compiles them, so both answer the same paths alike. No web
+framework is imported here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+
+from . import checks, events, faults, inboxes, messages, operations, refusals
+from .endpoints import Reply
+from .request import Request
+
+__all__ = ["API_PREFIX", "ROUTES", "Direct", "Endpoint", "Route", "match"]
+
+API_PREFIX = "/api"
+
+Endpoint = Callable[[Request], Awaitable[Reply]]
+"""An endpoint: the request (see :class:`~.request.Request`) -> its reply."""
+
+Direct = Callable[[Request, "int | None"], "Reply | None"]
+"""An answer in the caller's thread: the request and the parse limit.
+
+It returns None when the answer is for the server's loop: when it must wait, or
+parse more raw bytes than the limit (None: no limit) in the caller's thread.
+"""
+
+# The regular expressions of Starlette's path convertors.
+_CONVERTORS = {"str": "[^/]+", "int": "[0-9]+"}
+_PARAMETER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)(?::([a-zA-Z_][a-zA-Z0-9_]*))?\}")
+
+
+class Route:
+    """One path of the API: its template, its methods' endpoints, its in-process answer.
+
+    ``template`` is relative to :data:`API_PREFIX`, in Starlette's syntax
+    (``{email}``, ``{index:int}``). ``endpoints`` maps each method to its
+    endpoint, the streaming and operational routes' too: each takes one
+    :class:`~.request.Request` and gives one reply. ``direct``, for a route of one method, is
+    its answer in the caller's thread; the in-process transport sends every
+    other route to the app. ``uses_base_url`` tells whether its endpoints read
+    the base URL: the HTTP app spells it out only for those.
+    """
+
+    __slots__ = ("direct", "endpoints", "name", "pattern", "template", "uses_base_url")
+
+    def __init__(
+        self,
+        name: str,
+        template: str,
+        endpoints: Mapping[str, Endpoint],
+        direct: Direct | None = None,
+        *,
+        uses_base_url: bool = False,
+    ) -> None:
+        assert direct is None or len(endpoints) == 1, "a direct answer is for one method"
+        self.name = name
+        self.template = template
+        self.endpoints = endpoints
+        self.direct = direct
+        self.uses_base_url = uses_base_url
+        self.pattern = _compile(template)
+
+    def __repr__(self) -> str:
+        return f"Route({self.name!r}, {self.template!r}, {sorted(self.endpoints)})"
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    """The template as a regular expression, as Starlette's ``compile_path`` makes it."""
+    pattern, end = "", 0
+    for parameter in _PARAMETER.finditer(template):
+        name, convertor = parameter[1], parameter[2] or "str"
+        pattern += re.escape(template[end : parameter.start()])
+        pattern += f"(?P<{name}>{_CONVERTORS[convertor]})"
+        end = parameter.end()
+    return re.compile(pattern + re.escape(template[end:]))
+
+
+def _always(direct: Direct) -> Endpoint:
+    """The endpoint of a route whose direct answer never needs the loop, made from that answer."""
+
+    async def endpoint(request: Request) -> Reply:
+        reply = direct(request, None)
+        assert reply is not None, "this answer never waits"
+        return reply
+
+    return endpoint
+
+
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "generate",
+        "/generate",
+        {"POST": _always(inboxes.generate)},
+        inboxes.generate,
+        uses_base_url=True,
+    ),
+    # A read that must wait hops to the server's loop, to long-poll there.
+    Route("messages", "/messages/{email}", {"GET": messages.messages}, messages.messages_at_once),
+    Route("message", "/messages/{email}/{id}", {"GET": messages.message}),
+    Route("raw", "/messages/{email}/{id}/raw", {"GET": messages.raw}),
+    Route(
+        "attachment",
+        "/messages/{email}/{id}/attachments/{index:int}",
+        {"GET": messages.attachment},
+    ),
+    Route("html_check", "/messages/{email}/{id}/html-check", {"GET": checks.html_check}),
+    Route("link_check", "/messages/{email}/{id}/link-check", {"GET": checks.link_check}),
+    Route("spam_check", "/messages/{email}/{id}/spam-check", {"GET": checks.spam_check}),
+    Route("delete", "/delete/{email}", {"DELETE": _always(inboxes.delete)}, inboxes.delete),
+    # One route for the three methods, so that a 405's Allow header names them all.
+    Route(
+        "faults",
+        "/faults/{email}",
+        {"GET": faults.faults, "POST": faults.add_fault, "DELETE": faults.clear_faults},
+    ),
+    Route("events", "/events/{email}", {"GET": events.events}),
+    Route("info", "/info", {"GET": operations.info}),
+    Route("refused", "/refused", {"GET": _always(refusals.refused)}, refusals.refused),
+    Route("openapi", "/openapi.json", {"GET": operations.openapi}),
+    Route("ca_certificate", "/ca.pem", {"GET": operations.ca_certificate}),
+    # The process answers, the store untouched; readiness needs the listeners and the store.
+    Route("health", "/health", {"GET": operations.health}),
+    Route("ready", "/ready", {"GET": operations.ready}),
+)
+"""Every route of the API, in the order the app tries them."""
+
+_FIXED = {route.template: route for route in ROUTES if "{" not in route.template}
+_TEMPLATED = tuple((route.pattern.fullmatch, route) for route in ROUTES if "{" in route.template)
+
+
+def match(path: str) -> tuple[Route, dict[str, str]] | None:
+    """The route of a decoded ``path`` (relative to the prefix) and its parameters, or None.
+
+    The parameters are strings, as the path gives them. Each template matches
+    paths of its own shape only, so trying the fixed paths first finds the
+    route Starlette's router finds.
+    """
+    route = _FIXED.get(path)
+    if route is not None:
+        return route, {}
+    for fullmatch, route in _TEMPLATED:
+        found = fullmatch(path)
+        if found is not None:
+            return route, found.groupdict()
+    return None

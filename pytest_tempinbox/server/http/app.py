@@ -1,0 +1,341 @@
+"""The HTTP side: the Starlette app that serves the store under ``/api``.
+
+The only module that imports Starlette. Every answer is JSON; every error is an
+RFC 9457 problem document (``application/problem+json``) with a stable ``code``,
+including unknown routes (404) and wrong methods (405). A client's request
+never causes a 500. The same app serves the inbox viewer (:mod:`pytest_tempinbox.server.viewer`)
+at ``/`` and under ``/viewer/``: a web page, not API, so not in the OpenAPI document;
+and the server's metrics at ``/metrics`` (:mod:`pytest_tempinbox.server.api.metrics`),
+for Prometheus, outside ``/api`` where scrapers look for them. Every route of
+``/api`` is an entry of the API's route table
+(:mod:`pytest_tempinbox.server.api.routes`), answered by one handler that makes
+the endpoint's :class:`~pytest_tempinbox.server.api.request.Request`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ...errors import (
+    HEADER_TOO_LARGE,
+    HOST_NOT_ALLOWED,
+    INTERNAL_ERROR,
+    METHOD_NOT_ALLOWED,
+    NOT_FOUND,
+    URI_TOO_LONG,
+    InvalidRequest,
+    PayloadTooLarge,
+    StoreUnavailable,
+    TempInboxError,
+)
+from .. import viewer
+from ..api.endpoints import (
+    COMMON_HEADERS,
+    MAX_HEADER_BYTES,
+    MAX_REQUEST_BODY,
+    MAX_TARGET_BYTES,
+    Reply,
+    problem_reply,
+)
+from ..api.events import EVENT_STREAM_TYPE, EventStream
+from ..api.metrics import MetricsEndpoint
+from ..api.request import Request as ApiRequest
+from ..api.routes import API_PREFIX, ROUTES, Endpoint
+from ..api.settings import ApiSettings
+from ..counters import ServerCounters
+from ..store.protocol import InboxStore
+
+__all__ = [
+    "MAX_HEADER_BYTES",
+    "MAX_REQUEST_BODY",
+    "MAX_TARGET_BYTES",
+    "EventStreamResponse",
+    "RequestGuard",
+    "create_app",
+]
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
+_COMMON_RAW_HEADERS = [
+    (name.lower().encode("latin-1"), value.encode("latin-1"))
+    for name, value in COMMON_HEADERS.items()
+]
+
+
+def respond(reply: Reply) -> Response:
+    """The HTTP response for an operation's reply."""
+    if reply.headers:
+        return Response(
+            reply.body,
+            status_code=reply.status,
+            headers={**COMMON_HEADERS, **reply.headers},
+            media_type=reply.content_type,
+        )
+    # Most replies have no headers of their own: the common ones come encoded
+    # already, ahead of the Content-Length and Content-Type that Starlette adds.
+    response = Response(reply.body, status_code=reply.status, media_type=reply.content_type)
+    response.raw_headers[:0] = _COMMON_RAW_HEADERS
+    return response
+
+
+def problem(
+    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    """Return an RFC 9457 problem response with our stable ``code`` token."""
+    return respond(problem_reply(status, code, detail, headers))
+
+
+def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
+    """Return the ASGI app serving ``store``; ``settings`` describe the server for ``/api/info``."""
+    counters = settings.counters
+    slots = settings.slots
+    counters.event_streams = lambda: slots.total
+
+    async def error_answer(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, StoreUnavailable):
+            counters.store_errors += 1
+        return await _error_answer(request, exc)
+
+    routes = [
+        Route(
+            API_PREFIX + route.template,
+            _handler(store, settings, route.endpoints, route.uses_base_url),
+            methods=list(route.endpoints),
+        )
+        for route in ROUTES
+    ]
+    routes = [_counting_long_polls(route, counters) for route in routes]
+    routes += _viewer_routes(store)
+    metrics = MetricsEndpoint(counters, store)
+
+    async def metrics_answer(request: Request) -> Response:
+        return respond(metrics.reply())
+
+    routes.append(Route("/metrics", metrics_answer, methods=["GET"]))
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            TempInboxError: error_answer,
+            HTTPException: _http_error_answer,
+            Exception: _unexpected_error_answer,
+        },
+    )
+    # A trailing slash is another path (404), not a redirect to this one.
+    app.router.redirect_slashes = False
+    app.add_middleware(RequestGuard, allowed=settings.allowed_hosts)
+    return app
+
+
+def _handler(
+    store: InboxStore,
+    settings: ApiSettings,
+    answers: Mapping[str, Endpoint],
+    uses_base_url: bool,
+) -> Callable[[Request], Awaitable[Response]]:
+    """The request handler of a route of the table, by method.
+
+    The base URL is spelled out only for a route that ``uses_base_url``:
+    building it costs about as much as the rest of a short answer. A reply with
+    a stream (the events) is sent as Server-Sent Events.
+    """
+
+    async def handle(request: Request) -> Response:
+        method = request.method
+        endpoint = answers.get("GET" if method == "HEAD" else method)
+        assert endpoint is not None, "Starlette answers the other methods itself (405)"
+        body = await _read_body(request) if method == "POST" else b""
+        base_url = str(request.base_url) if uses_base_url else ""
+        asked = ApiRequest(
+            store,
+            request.path_params,
+            request.query_params,
+            body,
+            base_url,
+            settings,
+            request.headers,
+        )
+        reply = await endpoint(asked)
+        if reply.stream is not None:
+            return EventStreamResponse(reply.stream)
+        return respond(reply)
+
+    return handle
+
+
+def _counting_long_polls(route: Route, counters: ServerCounters) -> Route:
+    """The route, counting in ``counters`` the reads of messages that wait while they wait."""
+    if route.path != API_PREFIX + "/messages/{email}":
+        return route
+    handle: Callable[[Request], Awaitable[Response]] = route.endpoint
+
+    async def read(request: Request) -> Response:
+        if "wait" not in request.query_params:
+            return await handle(request)
+        counters.long_polls += 1
+        try:
+            return await handle(request)
+        finally:
+            counters.long_polls -= 1
+
+    return Route(route.path, read, methods=["GET"])
+
+
+def _viewer_routes(store: InboxStore) -> list[Route]:
+    """The inbox viewer's routes: its page, its two files and each message's HTML for its frame."""
+
+    async def page(request: Request) -> Response:
+        return respond(viewer.page())
+
+    async def asset(request: Request) -> Response:
+        reply = viewer.asset(request.path_params["name"])
+        if reply is None:
+            raise HTTPException(404)
+        return respond(reply)
+
+    async def html(request: Request) -> Response:
+        email, id = request.path_params["email"], request.path_params["id"]
+        remote_images = request.query_params.get("images") == "remote"
+        return respond(await viewer.html_document(store, email, id, remote_images))
+
+    return [
+        Route("/", page, methods=["GET"]),
+        Route("/viewer/{name}", asset, methods=["GET"]),
+        Route("/viewer/messages/{email}/{id}/html", html, methods=["GET"]),
+    ]
+
+
+class EventStreamResponse(StreamingResponse):
+    """Server-Sent Events of an :class:`~pytest_tempinbox.server.api.events.EventStream`.
+
+    It watches for the client leaving all along (Starlette's own streaming
+    may notice only at the next write, and the next heartbeat can be seconds
+    away), and gives the stream's slot back however the answer ends.
+    """
+
+    media_type = EVENT_STREAM_TYPE
+
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self.events = stream.events()
+        # X-Accel-Buffering: proxies such as nginx pass each event on at once.
+        super().__init__(self.events, headers={**COMMON_HEADERS, "X-Accel-Buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Send the events until the stream ends or the client leaves."""
+        try:
+            if scope["method"] == "HEAD":  # the head alone: no stream to keep open
+                start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+                await send(start)
+                await send({"type": "http.response.body", "body": b""})
+                return
+            sending = asyncio.ensure_future(self.stream_response(send))
+            leaving = asyncio.ensure_future(_disconnected(receive))
+            try:
+                await asyncio.wait({sending, leaving}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sending.cancel()
+                leaving.cancel()
+                await asyncio.gather(sending, leaving, return_exceptions=True)
+            error = None if sending.cancelled() else sending.exception()
+            if error is not None and not isinstance(error, OSError):  # OSError: the client left
+                raise error
+        finally:
+            await self.events.aclose()
+            self.stream.close()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+class RequestGuard:
+    """Checks each request's head before the app sees it.
+
+    - A head over 16 KiB of headers answers 431 ``header_too_large``, and a path
+      and query over 16 KiB answer 414 ``uri_too_long`` (h11 only limits a head
+      that arrives in pieces).
+    - With ``allowed`` host names, a ``Host`` header naming another site answers
+      421 ``host_not_allowed``: a web page can make the browser resolve its own
+      domain to 127.0.0.1 (DNS rebinding) and read the answers, but its requests
+      then carry its own host name. Requests without a Host header pass.
+    """
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str] | None) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the head of an HTTP request, then pass it on."""
+        if scope["type"] == "http":
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        headers = scope["headers"]
+        if sum(len(name) + len(value) + 4 for name, value in headers) > MAX_HEADER_BYTES:
+            return problem(431, HEADER_TOO_LARGE, f"headers may hold {MAX_HEADER_BYTES} bytes")
+        target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+        if target > MAX_TARGET_BYTES:
+            return problem(414, URI_TOO_LONG, f"path and query may hold {MAX_TARGET_BYTES} bytes")
+        if self.allowed is None:
+            return None
+        host = next((value for name, value in headers if name == b"host"), None)
+        if host is None or _host_name(host) in self.allowed:
+            return None
+        name = host.decode("latin-1")[:100]
+        return problem(421, HOST_NOT_ALLOWED, f"this server does not answer for host {name!r}")
+
+
+def _host_name(host: bytes) -> str:
+    text = host.decode("latin-1").strip().lower()
+    if text.startswith("["):  # [::1]:8025
+        return text[: text.find("]") + 1]
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+
+
+async def _read_body(request: Request) -> bytes:
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_REQUEST_BODY:
+        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_REQUEST_BODY:
+            raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    return bytes(body)
+
+
+async def _error_answer(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, TempInboxError)
+    return problem(exc.status, exc.code, str(exc))
+
+
+async def _http_error_answer(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, InvalidRequest.code)
+    if exc.status_code == 404:
+        detail = f"no such route: {request.url.path[:200]}"
+    elif exc.status_code == 405:
+        detail = f"{request.method} is not allowed here"
+    else:
+        detail = str(exc.detail)
+    return problem(exc.status_code, code, detail, headers=exc.headers)
+
+
+async def _unexpected_error_answer(request: Request, exc: Exception) -> Response:
+    log.error("error while answering %s %s", request.method, request.url.path, exc_info=exc)
+    return problem(500, INTERNAL_ERROR, "the server failed to answer; see its log")

@@ -1,0 +1,55 @@
+"""The store a server keeps its inboxes in, as its configuration names it.
+
+``memory`` is :class:`~.memory.store.Store`, in this process. A ``redis://`` or
+``rediss://`` URL is the Redis store (:mod:`.redis.store`), which several
+servers can share; redis-py and hiredis (the ``redis`` extra) are imported
+only then.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ...config import DEFAULT_STORE, ServerConfig
+from ...errors import ServerStartError
+from .memory.store import Store
+from .protocol import InboxStore
+
+__all__ = ["open_store"]
+
+REDIS_EXTRA_MISSING = (
+    "the Redis store needs the {} package, which is not installed: "
+    "pip install 'pytest-tempinbox[redis]'"
+)
+
+
+def open_store(config: ServerConfig) -> InboxStore:
+    """The store ``config.store`` names, with the configuration's domains and limits.
+
+    Raises :class:`~pytest_tempinbox.errors.ServerStartError` when the Redis
+    store is asked for and redis-py or hiredis is not installed. Nothing is connected
+    yet: the server checks that the store answers when it starts.
+    """
+    dkim_keys = MappingProxyType(dict(config.dkim_keys))
+    if config.store == DEFAULT_STORE:
+        return Store(
+            config.domains,
+            max_messages_per_inbox=config.max_messages_per_inbox,
+            max_stored_bytes=config.max_stored_bytes,
+            inbox_ttl=config.inbox_ttl,
+            dkim_keys=dkim_keys,
+        )
+    try:
+        from .redis.store import RedisStore
+    except ImportError as exc:
+        if exc.name not in ("redis", "hiredis"):
+            raise
+        raise ServerStartError(REDIS_EXTRA_MISSING.format(exc.name)) from None
+    return RedisStore(
+        config.store,
+        config.domains,
+        max_messages_per_inbox=config.max_messages_per_inbox,
+        max_stored_bytes=config.max_stored_bytes,
+        inbox_ttl=config.inbox_ttl,
+        dkim_keys=dkim_keys,
+    )

@@ -1,0 +1,99 @@
+"""The recipients refused at ``RCPT TO``, kept in Redis so that every server sees them.
+
+The Redis store's :class:`~pytest_tempinbox.server.store.protocol.Refusals` (see
+:mod:`.store`): the same contract as :class:`~pytest_tempinbox.server.store.refusals.RefusalLog`,
+on a list that every server process on the Redis shares. Newest first, trimmed
+to :data:`~pytest_tempinbox.server.store.refusals.MAX_REFUSALS`, and the whole list expires
+:data:`~pytest_tempinbox.server.store.refusals.REFUSAL_MAX_AGE` seconds after the last refusal;
+older entries are skipped when read. Also here, for every module
+of the Redis store: :func:`unavailable`, which turns Redis being down into
+:class:`~pytest_tempinbox.errors.StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+import redis
+
+from ....models import Refusal
+from ..refusals import MAX_REFUSALS, REFUSAL_MAX_AGE, SIMILAR, similarity
+from .scripts import REFUSALS
+
+__all__ = ["RedisRefusals", "unavailable"]
+
+_MAX_FIELD = 256  # as refusals.py: a path is 256 octets at most
+_T = TypeVar("_T")
+
+REDIS_DOWN = (
+    redis.ConnectionError,  # BusyLoadingError too: Redis is reading its data back
+    redis.TimeoutError,
+    redis.exceptions.OutOfMemoryError,  # maxmemory reached under noeviction
+    redis.exceptions.ReadOnlyError,  # a replica, as after a failover not yet followed
+)
+"""The redis-py errors that mean Redis does not take the request now (it may later)."""
+
+
+def unavailable(call: Callable[[], _T]) -> _T:
+    """Run ``call``, raising :class:`~pytest_tempinbox.errors.StoreUnavailable` if Redis is down."""
+    from ....errors import StoreUnavailable
+
+    try:
+        return call()
+    except REDIS_DOWN as exc:
+        raise StoreUnavailable(f"Redis does not answer: {str(exc).rstrip('.')}") from None
+
+
+class RedisRefusals:
+    """The refusals of every server process on one Redis, from any thread."""
+
+    def __init__(self, client: redis.Redis, max_age: float = REFUSAL_MAX_AGE) -> None:
+        self.max_age = max_age
+        self._redis = client
+
+    def record(self, address: str, reply: str, client_ip: str | None, helo: str | None) -> None:
+        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code)."""
+        entry = json.dumps(
+            [
+                datetime.now(timezone.utc).isoformat(),
+                address[:_MAX_FIELD],
+                reply,
+                client_ip,
+                None if helo is None else helo[:_MAX_FIELD],
+            ]
+        )
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.lpush(REFUSALS, entry)
+        pipe.ltrim(REFUSALS, 0, MAX_REFUSALS - 1)
+        pipe.pexpire(REFUSALS, int(self.max_age * 1000))
+        unavailable(pipe.execute)
+
+    def find(
+        self,
+        *,
+        since: datetime | None = None,
+        similar_to: str | None = None,
+        limit: int = MAX_REFUSALS,
+    ) -> list[Refusal]:
+        """The refusals remembered, at or after ``since``, newest first.
+
+        With ``similar_to``, only those whose address is at least
+        :data:`~pytest_tempinbox.server.store.refusals.SIMILAR` like it, the most similar
+        first, each with its ``similarity``.
+        """
+        entries: list[Any] = unavailable(lambda: self._redis.lrange(REFUSALS, 0, -1))
+        oldest = datetime.now(timezone.utc).timestamp() - self.max_age
+        found = []
+        for entry in entries:
+            at, address, reply, client_ip, helo = json.loads(entry)
+            refusal = Refusal(datetime.fromisoformat(at), address, reply, client_ip, helo)
+            if refusal.at.timestamp() >= oldest and (since is None or refusal.at >= since):
+                found.append(refusal)
+        if similar_to is not None:
+            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
+            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
+            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
+        return found[:limit]

@@ -1,0 +1,116 @@
+"""The recipients the SMTP server refused lately, to explain a wait that saw no mail.
+
+A test that waits in vain for mail often sent it to an address one letter off,
+to an inbox already deleted, or to another domain. The SMTP handler records
+each recipient it refuses at ``RCPT TO`` here; ``GET /api/refused`` and the
+inbox's failure messages read them back, the most similar to an address first.
+Memory stays bounded: the newest :data:`MAX_REFUSALS` refusals, none older
+than :data:`REFUSAL_MAX_AGE` seconds. Standard library only, no I/O, and an
+injectable clock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from ...models import Refusal
+
+__all__ = [
+    "MAX_REFUSALS",
+    "MAX_SIMILAR_TO",
+    "REFUSAL_MAX_AGE",
+    "SIMILAR",
+    "RefusalLog",
+    "similarity",
+]
+
+MAX_REFUSALS = 1000
+REFUSAL_MAX_AGE = 600.0  # seconds
+MAX_SIMILAR_TO = 254  # characters of an address to compare with: RFC 5321's longest
+SIMILAR = 0.6
+"""The :func:`similarity` from which a refused address counts as like another."""
+_MAX_FIELD = 256  # characters kept of an address or EHLO name: a path is 256 octets at most
+
+
+def similarity(address: str, other: str) -> float:
+    """How alike two addresses are, from 0 to 1, letter case aside.
+
+    The local parts weigh three times as much as the domains: two generated
+    addresses of one domain share a long domain, and are not alike for that.
+    """
+    from difflib import SequenceMatcher  # only when asked: failures and GET /api/refused
+
+    local, _, domain = address.lower().rpartition("@")
+    other_local, _, other_domain = other.lower().rpartition("@")
+    local_ratio = SequenceMatcher(None, local, other_local, autojunk=False).ratio()
+    domain_ratio = SequenceMatcher(None, domain, other_domain, autojunk=False).ratio()
+    return 0.75 * local_ratio + 0.25 * domain_ratio
+
+
+class RefusalLog:
+    """The server's recent refusals at ``RCPT TO``, from any thread.
+
+    ``clock`` gives the current time as an aware datetime (the default: now, in UTC).
+    """
+
+    def __init__(
+        self,
+        capacity: int = MAX_REFUSALS,
+        max_age: float = REFUSAL_MAX_AGE,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.max_age = max_age
+        self._clock = clock or _utc_now
+        self._refusals: deque[Refusal] = deque(maxlen=capacity)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._current())
+
+    def record(self, address: str, reply: str, client_ip: str | None, helo: str | None) -> None:
+        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code)."""
+        refusal = Refusal(
+            at=self._clock(),
+            address=address[:_MAX_FIELD],
+            reply=reply,
+            client_ip=client_ip,
+            helo=None if helo is None else helo[:_MAX_FIELD],
+        )
+        with self._lock:
+            self._refusals.append(refusal)
+
+    def find(
+        self,
+        *,
+        since: datetime | None = None,
+        similar_to: str | None = None,
+        limit: int = MAX_REFUSALS,
+    ) -> list[Refusal]:
+        """The refusals remembered, at or after ``since``, newest first.
+
+        With ``similar_to``, only those whose address is at least :data:`SIMILAR`
+        like it, the most similar first, each with its ``similarity``.
+        """
+        with self._lock:
+            found = [r for r in self._current() if since is None or r.at >= since]
+        found.reverse()
+        if similar_to is not None:
+            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
+            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
+            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
+        return found[:limit]
+
+    def _current(self) -> list[Refusal]:
+        """Forget the refusals older than ``max_age``; return the others, oldest first."""
+        oldest = self._clock().timestamp() - self.max_age
+        while self._refusals and self._refusals[0].at.timestamp() < oldest:
+            self._refusals.popleft()
+        return list(self._refusals)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)

@@ -1,0 +1,173 @@
+"""One copy of a received message as a store keeps it: raw bytes, parsed on first read.
+
+Any store hands these out (see :mod:`.protocol`): they hold no state of the store
+that made them, so the HTTP side reads, parses and filters them alike whatever
+keeps the inboxes. The one setting they carry is the public keys their DKIM
+signature is verified with when parsed (the server's ``dkim_keys``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from types import MappingProxyType
+
+from ...models import Envelope, Message
+from ...parsing.match import searchable_text
+from ...parsing.message import parse_message
+from .addresses import subaddress_of
+
+__all__ = ["NO_KEYS", "Facets", "StoredMessage"]
+
+NO_KEYS: Mapping[str, str] = MappingProxyType({})
+"""No DKIM keys: a signed message's DKIM is then a ``fail`` naming the key it lacks."""
+
+log = logging.getLogger(__name__)
+
+Facets = tuple[str, str | None, tuple[str, ...]]
+"""What the filters of ``GET /api/messages/{email}`` look at in a message.
+
+Its subject, its ``From`` address (None without one), and the white-space
+collapsed forms of its text and HTML bodies that the ``text`` filter searches
+(see :mod:`pytest_tempinbox.parsing.match`).
+"""
+
+
+class StoredMessage:
+    """One copy of a received message, as delivered to one inbox.
+
+    The raw bytes are kept exactly as received; parsing happens on first read
+    (its DKIM verified with ``dkim_keys``), and only its JSON form is kept (the
+    most compact of the parsed forms). The first filtered read of it also keeps
+    its :data:`Facets`.
+    """
+
+    __slots__ = (
+        "_facets",
+        "_json",
+        "_subaddress",
+        "dkim_keys",
+        "envelope",
+        "id",
+        "inbox",
+        "raw",
+        "received_at",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        inbox: str,
+        envelope: Envelope,
+        raw: bytes,
+        received_at: datetime,
+        dkim_keys: Mapping[str, str] = NO_KEYS,
+    ) -> None:
+        self.id = id
+        self.inbox = inbox
+        self.envelope = envelope
+        self.raw = raw
+        self.received_at = received_at
+        self.dkim_keys = dkim_keys
+        self._json: bytes | None = None
+        self._facets: Facets | None = None
+        self._subaddress: str | bool | None = False  # False: not worked out yet
+
+    @property
+    def subaddress(self) -> str | None:
+        """The sub-address the copy came through (``detail`` of ``name+detail@``), or None.
+
+        Worked out from the envelope's recipients (:func:`~.addresses.subaddress_of`),
+        so that every store records it alike without keeping it: the first
+        recipient of the inbox's in RCPT order is the one.
+        """
+        found = self._subaddress
+        if found is False:
+            found = self._subaddress = subaddress_of(self.inbox, self.envelope.rcpt_to)
+        assert found is not True
+        return found
+
+    def message(self) -> Message:
+        """Parse the raw bytes into the full message object that the API serves.
+
+        The parser never raises by design; should it fail anyway, the message is
+        still served, with empty parsed fields, and the failure is logged.
+        """
+        from ...checks.dkim import verify_dkim  # on the first parse: a server may never parse
+
+        try:
+            parsed = parse_message(self.raw)
+        except Exception:
+            log.exception("failed to parse message %s; serving it unparsed", self.id)
+            parsed = parse_message(b"")
+        return Message(
+            id=self.id,
+            inbox=self.inbox,
+            subaddress=self.subaddress,
+            envelope=self.envelope,
+            message_id=parsed.message_id,
+            sender=parsed.sender,
+            to=parsed.to,
+            cc=parsed.cc,
+            reply_to=parsed.reply_to,
+            subject=parsed.subject,
+            date=parsed.date,
+            received_at=self.received_at,
+            text=parsed.text,
+            html=parsed.html,
+            headers=parsed.headers,
+            attachments=parsed.attachments,
+            links=parsed.links,
+            codes=parsed.codes,
+            size=len(self.raw),
+            defects=parsed.defects,
+            link_details=parsed.link_details,
+            dkim=verify_dkim(self.raw, self.dkim_keys),
+        )
+
+    @property
+    def is_parsed(self) -> bool:
+        """Tell whether the JSON form is computed already (reading it is then free)."""
+        return self._json is not None
+
+    @property
+    def json(self) -> bytes:
+        """The message's JSON object, UTF-8 encoded (computed once).
+
+        Two threads asking at once may both compute it; they get equal bytes.
+        """
+        if self._json is None:
+            self._json = _json_bytes(self.message())
+        return self._json
+
+    @property
+    def has_facets(self) -> bool:
+        """Tell whether :meth:`facets` is computed already (reading it is then free)."""
+        return self._facets is not None
+
+    def facets(self) -> Facets:
+        """What the message filters look at (computed once, with the JSON form if not parsed yet).
+
+        Kept only for messages that a filter has looked at: the text forms cost
+        about the size of the message's text again, which reads without a
+        filter never pay.
+        """
+        facets = self._facets
+        if facets is None:
+            if self._json is None:
+                message = self.message()
+                self._json = _json_bytes(message)
+                sender = None if message.sender is None else message.sender.email
+                subject, text, html = message.subject, message.text, message.html
+            else:  # decoding the JSON costs a fraction of parsing the message again
+                data = json.loads(self._json)
+                sender = None if data["from"] is None else data["from"]["email"]
+                subject, text, html = data["subject"], data["text"], data["html"]
+            facets = self._facets = (subject, sender, searchable_text(text, html))
+        return facets
+
+
+def _json_bytes(message: Message) -> bytes:
+    return json.dumps(message.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
