@@ -116,3 +116,26 @@ def test_a_long_module_says_why(path: Path) -> None:
         f"{module_name(path)} has {text.count(chr(10))} lines, over {MAX_LINES}: split it by "
         "job, or say in its docstring why it is long ('The module is long because ...')"
     )
+
+
+def test_the_client_modules_import_one_way() -> None:
+    """Each flow is written once below the client that drives it; no two modules name each other.
+
+    Imports for type checking count too: the client and its inbox handle, which
+    name each other, live in one module.
+    """
+    client = "pytest_tempinbox.client"
+    graph = {
+        module_name(path): {name for name in imports(path) if name.startswith(client + ".")}
+        for path in sorted((PACKAGE / "client").glob("*.py"))
+    }
+    done: list[str] = []
+    while len(done) < len(graph):
+        ready = [name for name in graph if name not in done and graph[name] <= set(done)]
+        assert ready, (
+            f"the client's modules import each other in a circle: {set(graph) - set(done)}"
+        )
+        done += ready
+    # The calls and the flows made of them know nothing of the client above them.
+    assert graph[f"{client}.calls"] == set()
+    assert graph[f"{client}.flows"] <= {f"{client}.calls"}
