@@ -17,7 +17,7 @@ from urllib.parse import quote as _url_quote
 from ..errors import PROBLEMS, ServerUnavailable, TempInboxError
 
 if TYPE_CHECKING:
-    from ..transport import Answer
+    from ..transport import Answer, Body, Params
 
 __all__ = ["Call", "Flow", "drive", "drive_async", "error_from", "quote", "smtp_of"]
 
@@ -38,21 +38,12 @@ class Call(Generic[Result]):
         method: str,
         path: str,
         read: Callable[[Answer], Result],
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
+        params: Params = None,
+        body: Body = None,
         timeout: float | None = None,
     ) -> None:
-        self.method = method
-        self.path = path
-        self.read = read
-        self.params = params
-        self.body = body
-        self.timeout = timeout
-
-    def flow(self) -> Flow[Result]:
-        """The call alone, as a flow."""
-        result: Result = yield self
-        return result
+        self.method, self.path, self.read = method, path, read
+        self.params, self.body, self.timeout = params, body, timeout
 
 
 def drive(flow: Flow[Result], make: Callable[[Call[Any]], Any]) -> Result:
