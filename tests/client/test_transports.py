@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping
 
 from pytest_tempinbox.client.http import HTTPTransport, InThread, TempInboxClient
 from pytest_tempinbox.server.inbox_server import InboxServer
-from pytest_tempinbox.transport import Answer, Transport
+from pytest_tempinbox.transport import Answer, Body, Params, Transport
 
 from ..helpers import make_message, send
 
@@ -23,13 +22,7 @@ class Blocking:
         self.seen: list[tuple[int, dict[str, str]]] = []
 
     def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
     ) -> Answer:
         self.seen.append((threading.get_ident(), dict(params or {})))
         return self.transport.request(method, path, params=params, body=body, timeout=timeout)
