@@ -172,20 +172,21 @@ def wait_for(
     check: Check[Result],
     timeout: float,
     failure: Callable[[list[Message]], str],
-    listing: Call[list[Message]],
-    notes: Flow[list[str]],
+    listing: Callable[[], Call[list[Message]]],
+    notes: Callable[[], Flow[list[str]]],
 ) -> Flow[Result]:
     """:func:`wait`, or the :class:`WaitTimeout` that says what arrived instead and why.
 
     ``failure`` makes the message's lines from the inbox's mail (``listing``);
-    ``notes`` adds what the package can tell of where the mail went.
+    ``notes`` adds what the package can tell of where the mail went. Both are
+    made only when the wait has failed.
     """
     __tracebackhide__ = True
     found = yield from wait(poll, check, timeout)
     if found is not None:
         return found
-    received = yield listing
-    raise WaitTimeout("\n".join([failure(received), *(yield from notes)]))
+    received = yield listing()
+    raise WaitTimeout("\n".join([failure(received), *(yield from notes())]))
 
 
 def assert_none(address: str, wanted: Filter, poll: Poll, within: float) -> Flow[None]:

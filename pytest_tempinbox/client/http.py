@@ -689,9 +689,14 @@ class Inbox:
         def text(received: list[Message]) -> str:
             return failure(self.address, what, timeout, received, wanted, number)
 
-        listing = self.client._messages(self.address, None, None)
-        blocked = blocking if blocking is not None and loop_is_running() else None
-        notes = explain_flow(self, blocking=blocked)
+        def listing() -> Call[list[Message]]:
+            return self.client._messages(self.address, None, None)
+
+        def notes() -> Flow[list[str]]:
+            # A blocking wait on a thread whose event loop runs held up mail sent from it.
+            blocked = blocking if blocking is not None and loop_is_running() else None
+            return explain_flow(self, blocking=blocked)
+
         return wait_for(self._poll(wanted), check, timeout, text, listing, notes)
 
     def _none(self, wanted: Filter, within: float) -> Flow[None]:
