@@ -60,10 +60,14 @@ class TempInboxClient:
     Requests go over HTTP through one pooled :class:`requests.Session`, unless a
     ``transport`` is given (the plugin passes a
     :class:`~pytest_tempinbox.server.in_process.LocalTransport` when the server runs in the
-    same process). ``timeout`` bounds each call that does not long-poll. Every
-    method has an awaitable twin named ``..._async`` for ``async def`` tests,
-    with the same results and errors. Use it as a context manager, or call
-    :meth:`close`, to release its connections.
+    same process). The awaitable calls go through the transport too when it
+    is also an :class:`~pytest_tempinbox.transport.AsyncTransport` (the
+    in-process one is), and otherwise through it in a worker thread
+    (:class:`~pytest_tempinbox.client.transports.InThread`). ``timeout`` bounds
+    each call that does not long-poll. Every method has an awaitable twin named
+    ``..._async`` for ``async def`` tests, with the same results and errors.
+    Use it as a context manager, or call :meth:`close`, to release its
+    connections.
     """
 
     def __init__(
