@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_REFUSALS_SHOWN",
-    "Client",
-    "Inbox",
+    "ClientView",
+    "InboxView",
     "about",
     "about_flow",
     "blocking_line",
@@ -57,8 +57,8 @@ _UNREADABLE = (TempInboxError, KeyError, TypeError, ValueError)
 Result = TypeVar("Result")
 
 
-class Client(Protocol):
-    """What explaining asks of a :class:`~pytest_tempinbox.client.http.Client`.
+class ClientView(Protocol):
+    """What explaining asks of a :class:`~pytest_tempinbox.client.http.TempInboxClient`.
 
     A protocol, so that this module, below the client, need not import it.
     """
@@ -81,7 +81,7 @@ class Client(Protocol):
     async def _drive_async(self, flow: Flow[Result]) -> Result: ...
 
 
-class Inbox(Protocol):
+class InboxView(Protocol):
     """What explaining asks of an :class:`~pytest_tempinbox.client.http.Inbox`."""
 
     @property
@@ -93,21 +93,21 @@ class Inbox(Protocol):
         """When the server created the inbox, if known."""
 
     @property
-    def client(self) -> Client:
+    def client(self) -> ClientView:
         """The client the inbox reads through."""
 
 
-def explain(inbox: Inbox, *, blocking: str | None = None) -> list[str]:
+def explain(inbox: InboxView, *, blocking: str | None = None) -> list[str]:
     """The lines about why ``inbox`` saw no mail; ``blocking``: the blocking wait's name."""
     return inbox.client._drive(explain_flow(inbox, blocking=blocking))
 
 
-async def explain_async(inbox: Inbox) -> list[str]:
+async def explain_async(inbox: InboxView) -> list[str]:
     """Like :func:`explain`, awaitable: the event loop runs while the server answers."""
     return await inbox.client._drive_async(explain_flow(inbox))
 
 
-def about(inbox: Inbox, *, refusals: bool = True) -> tuple[list[str], bool]:
+def about(inbox: InboxView, *, refusals: bool = True) -> tuple[list[str], bool]:
     """What Django kept for ``inbox``, and the mail the server refused while its test ran.
 
     Also tells whether the server refused any mail in that time: then the mail
@@ -117,12 +117,12 @@ def about(inbox: Inbox, *, refusals: bool = True) -> tuple[list[str], bool]:
     return inbox.client._drive(about_flow(inbox, refusals=refusals))
 
 
-def location_of(client: Client, *, refused: bool = False) -> str | None:
+def location_of(client: ClientView, *, refused: bool = False) -> str | None:
     """The :func:`location_line` of the client's server, or None when it cannot say."""
     return client._drive(location_flow(client, refused=refused))
 
 
-def explain_flow(inbox: Inbox, *, blocking: str | None = None) -> Flow[list[str]]:
+def explain_flow(inbox: InboxView, *, blocking: str | None = None) -> Flow[list[str]]:
     """:func:`explain` as a flow of calls, for a blocking or an awaited driver."""
     lines = [blocking_line(blocking)] if blocking is not None else []
     notes, refused = yield from about_flow(inbox)
@@ -130,7 +130,7 @@ def explain_flow(inbox: Inbox, *, blocking: str | None = None) -> Flow[list[str]
     return lines + notes if location is None else [*lines, *notes, location]
 
 
-def about_flow(inbox: Inbox, *, refusals: bool = True) -> Flow[tuple[list[str], bool]]:
+def about_flow(inbox: InboxView, *, refusals: bool = True) -> Flow[tuple[list[str], bool]]:
     """:func:`about` as a flow of calls."""
     line = django_line(inbox.address)
     lines = [] if line is None else [line]
@@ -147,7 +147,7 @@ def about_flow(inbox: Inbox, *, refusals: bool = True) -> Flow[tuple[list[str], 
     return lines + found, bool(found)
 
 
-def location_flow(client: Client, *, refused: bool = False) -> Flow[str | None]:
+def location_flow(client: ClientView, *, refused: bool = False) -> Flow[str | None]:
     """:func:`location_of` as a flow of calls."""
     try:
         host, port = smtp_of((yield from client._kept_info_flow()))
@@ -161,7 +161,7 @@ def _domains(info: dict[str, object]) -> list[str]:
     return [str(domain).lower() for domain in domains] if isinstance(domains, list) else []
 
 
-def in_process(client: Client) -> bool:
+def in_process(client: ClientView) -> bool:
     """Whether the client's server runs in this process, so that only this process sends to it.
 
     A server reached over HTTP may be shared: by the workers of pytest-xdist,
@@ -171,7 +171,7 @@ def in_process(client: Client) -> bool:
 
 
 def refusal_lines(
-    inbox: Inbox,
+    inbox: InboxView,
     similar: list[Refusal],
     recent: list[Refusal],
     deleted: Callable[[str], datetime | None] = lambda address: None,
