@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .errors import (
     AddressTaken,
     AttachmentNotFound,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from .server.inbox_server import InboxServer
     from .values import Address, Attachment, Envelope, Fault, Link, Refusal
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Address",

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
 
-from . import __version__
+from ._version import __version__
 from .config import (
     DEFAULT_DOMAIN,
     DEFAULT_EVENT_LOOP,

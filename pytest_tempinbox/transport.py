@@ -1,18 +1,26 @@
-"""How the client's requests reach the API: the answer type and the transport protocol.
+"""How the client's requests reach the API: the answer type and the transport protocols.
 
-The client speaks to the API through a :class:`Transport`. Over the network that
-is HTTP (in :mod:`pytest_tempinbox.client.http`). When the server runs in the same
-process, :class:`~pytest_tempinbox.server.in_process.LocalTransport` answers without
-sockets, exactly as HTTP would, only sooner.
+The client speaks to the API through a :class:`Transport` (blocking) and an
+:class:`AsyncTransport` (awaited), two protocols as httpx's ``BaseTransport``
+and ``AsyncBaseTransport`` are. Over the network that is HTTP (in
+:mod:`pytest_tempinbox.client.http`), awaited in a worker thread. When the
+server runs in the same process,
+:class:`~pytest_tempinbox.server.in_process.LocalTransport` is both, and answers
+without sockets, exactly as HTTP would, only sooner.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Answer", "Transport"]
+__all__ = ["Answer", "AsyncTransport", "Body", "Params", "Transport"]
+
+Params = Mapping[str, str] | None
+"""A request's query parameters."""
+Body = bytes | None
+"""A request's JSON body."""
 
 
 class Answer:
@@ -48,38 +56,33 @@ class Answer:
 
 
 class Transport(Protocol):
-    """Carries one request to the API (paths relative to its ``/api`` base) and back.
+    """Carries one request to the API (paths relative to its ``/api`` base) and back, blocking.
 
-    ``request_async`` must not block the caller's event loop. ``cancellable``
-    tells whether cancelling it also ends the request at once; when it does not,
-    callers keep their long-polls short so that a cancelled one ends soon. A
-    transport to a server in the same process may also set ``in_process = True``:
+    A transport to a server in the same process may also set ``in_process = True``:
     a failed wait then knows that only this process sends the server mail.
     """
 
-    cancellable: bool
-
     def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
     ) -> Answer:
         """Send the request; raise :class:`ServerUnavailable` when there is no answer."""
 
+    def close(self) -> None:
+        """Release what the transport holds."""
+
+
+@runtime_checkable
+class AsyncTransport(Protocol):
+    """Carries one request to the API and back, awaited: it must not block the event loop.
+
+    Cancelling the caller ends the request, or, where it cannot (a blocking
+    request in a worker thread), lets go of it soon: the transport sees to it.
+    """
+
     async def request_async(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
     ) -> Answer:
-        """Like :meth:`request`, awaitable without blocking the event loop."""
+        """Like :meth:`Transport.request`, awaitable without blocking the event loop."""
 
     def close(self) -> None:
         """Release what the transport holds."""

@@ -26,7 +26,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MailAssertionError
 
 if TYPE_CHECKING:

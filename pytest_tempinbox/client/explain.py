@@ -9,33 +9,39 @@ wait on a thread whose event loop runs, and where the server takes SMTP
 (``GET /api/info``), so that a wrong port shows at a glance (or, after
 refusals, that the port is right). A line that cannot be learnt (an older server, one gone) is left
 out: explaining must never hide the failure it explains.
+
+Each explanation is written once, as a flow of calls (see :mod:`.calls`):
+:func:`explain` drives it blocking, :func:`explain_async` awaited.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import TempInboxError
+from .calls import smtp_of
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from ..models import Refusal
-    from .http import TempInboxClient
-    from .inbox import Inbox
+    from .calls import Call, Flow
 
 __all__ = [
     "MAX_REFUSALS_SHOWN",
+    "ClientView",
+    "InboxView",
     "about",
+    "about_flow",
     "blocking_line",
     "django_line",
     "explain",
     "explain_async",
+    "explain_flow",
     "in_process",
+    "location_flow",
     "location_line",
     "location_of",
     "loop_is_running",
@@ -48,66 +54,106 @@ _MAX_REFUSALS_READ = 100
 _UNREADABLE = (TempInboxError, KeyError, TypeError, ValueError)
 
 
-def explain(inbox: Inbox, *, blocking: str | None = None) -> list[str]:
+Result = TypeVar("Result")
+
+
+class ClientView(Protocol):
+    """What explaining asks of a :class:`~pytest_tempinbox.client.http.TempInboxClient`.
+
+    A protocol, so that this module, below the client, need not import it.
+    """
+
+    @property
+    def transport(self) -> object:
+        """The client's blocking transport: ``in_process`` is read from it."""
+
+    def deleted(self, email: str) -> datetime | None:
+        """When the client deleted the inbox at ``email``, if it did."""
+
+    def _refused(
+        self, since: datetime | None, similar_to: str | None, limit: int | None
+    ) -> Call[list[Refusal]]: ...
+
+    def _kept_info_flow(self) -> Flow[dict[str, Any]]: ...
+
+    def _drive(self, flow: Flow[Result]) -> Result: ...
+
+    async def _drive_async(self, flow: Flow[Result]) -> Result: ...
+
+
+class InboxView(Protocol):
+    """What explaining asks of an :class:`~pytest_tempinbox.client.http.Inbox`."""
+
+    @property
+    def address(self) -> str:
+        """The inbox's address."""
+
+    @property
+    def created_at(self) -> datetime | None:
+        """When the server created the inbox, if known."""
+
+    @property
+    def client(self) -> ClientView:
+        """The client the inbox reads through."""
+
+
+def explain(inbox: InboxView, *, blocking: str | None = None) -> list[str]:
     """The lines about why ``inbox`` saw no mail; ``blocking``: the blocking wait's name."""
-    lines = [blocking_line(blocking)] if blocking is not None else []
-    notes, refused = about(inbox)
-    location = location_of(inbox.client, refused=refused)
-    return lines + notes if location is None else [*lines, *notes, location]
+    return inbox.client._drive(explain_flow(inbox, blocking=blocking))
 
 
-def about(inbox: Inbox, *, refusals: bool = True) -> tuple[list[str], bool]:
+async def explain_async(inbox: InboxView) -> list[str]:
+    """Like :func:`explain`, awaitable: the event loop runs while the server answers."""
+    return await inbox.client._drive_async(explain_flow(inbox))
+
+
+def about(inbox: InboxView, *, refusals: bool = True) -> tuple[list[str], bool]:
     """What Django kept for ``inbox``, and the mail the server refused while its test ran.
 
     Also tells whether the server refused any mail in that time: then the mail
     did reach the server, and its host and port are not to blame. Without
     ``refusals``, only what Django kept (a report lists them once per test).
     """
-    lines = _local_lines(inbox)
+    return inbox.client._drive(about_flow(inbox, refusals=refusals))
+
+
+def location_of(client: ClientView, *, refused: bool = False) -> str | None:
+    """The :func:`location_line` of the client's server, or None when it cannot say."""
+    return client._drive(location_flow(client, refused=refused))
+
+
+def explain_flow(inbox: InboxView, *, blocking: str | None = None) -> Flow[list[str]]:
+    """:func:`explain` as a flow of calls, for a blocking or an awaited driver."""
+    lines = [blocking_line(blocking)] if blocking is not None else []
+    notes, refused = yield from about_flow(inbox)
+    location = yield from location_flow(inbox.client, refused=refused)
+    return lines + notes if location is None else [*lines, *notes, location]
+
+
+def about_flow(inbox: InboxView, *, refusals: bool = True) -> Flow[tuple[list[str], bool]]:
+    """:func:`about` as a flow of calls."""
+    line = django_line(inbox.address)
+    lines = [] if line is None else [line]
     if not refusals:
         return lines, False
-    with contextlib.suppress(*_UNREADABLE):
-        similar, recent = _refused(inbox)
-        client = inbox.client
-        found = refusal_lines(inbox, similar, recent, client.deleted, _domains(client.info_kept()))
-        return lines + found, bool(found)
-    return lines, False
-
-
-def location_of(client: TempInboxClient, *, refused: bool = False) -> str | None:
-    """The :func:`location_line` of the client's server, or None when it cannot say."""
+    client, since = inbox.client, inbox.created_at
     try:
-        host, port = client.smtp_location()
+        similar = yield client._refused(since, inbox.address, MAX_REFUSALS_SHOWN)
+        recent = yield client._refused(since, None, _MAX_REFUSALS_READ)
+        domains = _domains((yield from client._kept_info_flow()))
+        found = refusal_lines(inbox, similar, recent, client.deleted, domains)
+    except _UNREADABLE:
+        return lines, False
+    return lines + found, bool(found)
+
+
+def location_flow(client: ClientView, *, refused: bool = False) -> Flow[str | None]:
+    """:func:`location_of` as a flow of calls."""
+    try:
+        host, port = smtp_of((yield from client._kept_info_flow()))
     except _UNREADABLE:
         return None
     return location_line(host, port, refused=refused, shared=not in_process(client))
-
-
-async def explain_async(inbox: Inbox) -> list[str]:
-    """Like :func:`explain`, awaitable: the event loop runs while the server answers."""
-    lines = _local_lines(inbox)
-    refused = False
-    client = inbox.client
-    with contextlib.suppress(*_UNREADABLE):
-        since = inbox.created_at
-        similar = await client.refused_async(
-            since=since, similar_to=inbox.address, limit=MAX_REFUSALS_SHOWN
-        )
-        recent = await client.refused_async(since=since, limit=_MAX_REFUSALS_READ)
-        domains = _domains(await client.info_kept_async())
-        found = refusal_lines(inbox, similar, recent, client.deleted, domains)
-        lines, refused = lines + found, bool(found)
-    with contextlib.suppress(*_UNREADABLE):
-        host, port = await client.smtp_location_async()
-        lines.append(location_line(host, port, refused=refused, shared=not in_process(client)))
-    return lines
-
-
-def _refused(inbox: Inbox) -> tuple[list[Refusal], list[Refusal]]:
-    """The refusals since ``inbox`` was made: those like its address, and all, newest first."""
-    client, since = inbox.client, inbox.created_at
-    similar = client.refused(since=since, similar_to=inbox.address, limit=MAX_REFUSALS_SHOWN)
-    return similar, client.refused(since=since, limit=_MAX_REFUSALS_READ)
 
 
 def _domains(info: dict[str, object]) -> list[str]:
@@ -115,12 +161,7 @@ def _domains(info: dict[str, object]) -> list[str]:
     return [str(domain).lower() for domain in domains] if isinstance(domains, list) else []
 
 
-def _local_lines(inbox: Inbox) -> list[str]:
-    line = django_line(inbox.address)
-    return [] if line is None else [line]
-
-
-def in_process(client: TempInboxClient) -> bool:
+def in_process(client: ClientView) -> bool:
     """Whether the client's server runs in this process, so that only this process sends to it.
 
     A server reached over HTTP may be shared: by the workers of pytest-xdist,
@@ -130,7 +171,7 @@ def in_process(client: TempInboxClient) -> bool:
 
 
 def refusal_lines(
-    inbox: Inbox,
+    inbox: InboxView,
     similar: list[Refusal],
     recent: list[Refusal],
     deleted: Callable[[str], datetime | None] = lambda address: None,
@@ -261,6 +302,9 @@ def _addressed_to(message: object, address: str) -> bool:
 
 def loop_is_running() -> bool:
     """Tell whether this thread runs an event loop, which a blocking wait holds up."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:  # never imported: no loop runs
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:

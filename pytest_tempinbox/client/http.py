@@ -1,33 +1,50 @@
 """A typed Python client for the HTTP API, and the inbox handle tests use.
 
-The only module that imports requests, and only when it speaks HTTP. It knows
-nothing of the server beyond its API URL, so it works against any server of this
-package, in the same process or remote. Every failure becomes one of the
-package's exceptions, never a bare ``requests`` one. The module is long because
-every call comes twice, blocking and awaitable (``..._async``), over one
-request path.
+It knows nothing of the server beyond its API URL, so it works against any
+server of this package, in the same process or remote, over HTTP
+(:mod:`.transports`) or the in-process transport. Every failure becomes one of
+the package's exceptions, never a bare ``requests`` one. Every call comes
+twice, blocking and awaitable (``..._async``): a one-line body that makes one
+call, or drives one flow of calls (:mod:`.calls`; the waits are in
+:mod:`.flows`, the explanations of a failed wait in :mod:`.explain`).
+
+The module is long because the client and its :class:`Inbox` name each other
+(the client makes inboxes, an inbox reads through its client), so they live
+together, imported by the modules above without a circle, and because each of
+their calls comes twice.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
-from urllib.parse import quote
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._net import is_loopback_url
-from ..errors import PROBLEMS, ServerUnavailable, TempInboxError
-from ..models import Fault, Message, Refusal, format_timestamp, parse_timestamp
-from ..transport import Answer, Transport
-from .inbox import Inbox, describe, seconds
+from ..models import Fault, Message, Refusal, Stage, format_timestamp, parse_timestamp
+from ..parsing.match import Wanted
+from ..transport import Answer, AsyncTransport, Transport
+from .calls import Call, Flow, drive, drive_async, error_from, smtp_of
+from .calls import quote as _quote
+from .explain import explain_flow, loop_is_running
+from .flows import (
+    Check,
+    Filter,
+    Poll,
+    assert_none,
+    at_least,
+    counted,
+    describe,
+    failure,
+    plural,
+    seconds,
+    wait_for,
+)
+from .transports import HTTPTransport, InThread
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    import requests
-
-__all__ = ["HTTPTransport", "Inbox", "TempInboxClient", "describe"]
+__all__ = ["HTTPTransport", "InThread", "Inbox", "TempInboxClient", "describe"]
 
 # Extra time for the HTTP answer of a long-poll to come back, past its wait.
 _NETWORK_MARGIN = 10.0
@@ -37,100 +54,20 @@ _DELETIONS_KEPT = 1000
 Result = TypeVar("Result")
 
 
-class HTTPTransport:
-    """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`.
-
-    Awaited, a request runs in a worker thread, so the caller's event loop goes
-    on; cancelling the caller does not end the request (it is not
-    ``cancellable``), so waits keep their long-polls short.
-    """
-
-    cancellable = False
-
-    def __init__(self, api_url: str, session: requests.Session | None = None) -> None:
-        import requests  # here, so that the in-process transport never pays for it
-
-        self._requests = requests
-        self.api_url = api_url.rstrip("/")
-        self.session = session or requests.Session()
-        if session is None and is_loopback_url(self.api_url):
-            # Proxies and .netrc never apply to loopback, and looking them up costs time.
-            self.session.trust_env = False
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
-    ) -> Answer:
-        """Send the request; raise :class:`ServerUnavailable` when there is no answer."""
-        url = self.api_url + path
-        headers = {"Content-Type": "application/json"} if body is not None else None
-        try:
-            response = self.session.request(
-                method, url, params=params, data=body, headers=headers, timeout=timeout
-            )
-        except self._requests.RequestException as exc:
-            raise ServerUnavailable(f"{method} {url} failed: {exc}") from exc
-        content_type = response.headers.get("content-type", "").split(";")[0].strip()
-        return Answer(response.status_code, content_type, response.content)
-
-    async def request_async(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
-    ) -> Answer:
-        """Like :meth:`request`, in a worker thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            None, lambda: self.request(method, path, params=params, body=body, timeout=timeout)
-        )
-
-    def close(self) -> None:
-        """Close the pooled connections."""
-        self.session.close()
-
-
-class _Call(Generic[Result]):
-    """One API call, described apart from how it is carried (blocking or awaited)."""
-
-    # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
-    __slots__ = ("body", "method", "params", "path", "read", "timeout")
-
-    def __init__(
-        self,
-        method: str,
-        path: str,
-        read: Callable[[Answer], Result],
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        self.method = method
-        self.path = path
-        self.read = read
-        self.params = params
-        self.body = body
-        self.timeout = timeout
-
-
 class TempInboxClient:
     """Speaks the HTTP API of a pytest-tempinbox server at ``api_url`` (ending in ``/api``).
 
     Requests go over HTTP through one pooled :class:`requests.Session`, unless a
     ``transport`` is given (the plugin passes a
     :class:`~pytest_tempinbox.server.in_process.LocalTransport` when the server runs in the
-    same process). ``timeout`` bounds each call that does not long-poll. Every
-    method has an awaitable twin named ``..._async`` for ``async def`` tests,
-    with the same results and errors. Use it as a context manager, or call
-    :meth:`close`, to release its connections.
+    same process). The awaitable calls go through the transport too when it
+    is also an :class:`~pytest_tempinbox.transport.AsyncTransport` (the
+    in-process one is), and otherwise through it in a worker thread
+    (:class:`~pytest_tempinbox.client.transports.InThread`). ``timeout`` bounds
+    each call that does not long-poll. Every method has an awaitable twin named
+    ``..._async`` for ``async def`` tests, with the same results and errors.
+    Use it as a context manager, or call :meth:`close`, to release its
+    connections.
     """
 
     def __init__(
@@ -139,6 +76,13 @@ class TempInboxClient:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
         self.transport = transport or HTTPTransport(self.api_url)
+        """The blocking transport."""
+        self.async_transport: AsyncTransport
+        """The awaited transport: ``transport`` itself when it is also one, else it in a thread."""
+        if isinstance(self.transport, AsyncTransport):
+            self.async_transport = self.transport
+        else:
+            self.async_transport = InThread(self.transport)
         self._kept_info: dict[str, Any] | None = None
         # The inboxes this client deleted lately, for a failed wait to say so.
         self._deleted: dict[str, datetime] = {}
@@ -153,23 +97,19 @@ class TempInboxClient:
 
     def info_kept(self) -> dict[str, Any]:
         """Return :meth:`info`, asked once and kept: what does not change while a server runs."""
-        if self._kept_info is None:
-            self._kept_info = self.info()
-        return self._kept_info
+        return self._drive(self._kept_info_flow())
 
     async def info_kept_async(self) -> dict[str, Any]:
         """Like :meth:`info_kept`, awaitable."""
-        if self._kept_info is None:
-            self._kept_info = await self.info_async()
-        return self._kept_info
+        return await self._drive_async(self._kept_info_flow())
 
     def smtp_location(self) -> tuple[str, int]:
         """Return the SMTP host and port of the server, asked once (``GET /api/info``) and kept."""
-        return _smtp_of(self.info_kept())
+        return smtp_of(self.info_kept())
 
     async def smtp_location_async(self) -> tuple[str, int]:
         """Like :meth:`smtp_location`, awaitable."""
-        return _smtp_of(await self.info_kept_async())
+        return smtp_of(await self.info_kept_async())
 
     def deleted(self, email: str) -> datetime | None:
         """When this client deleted the inbox at ``email`` (any case), if it did; None otherwise.
@@ -278,22 +218,22 @@ class TempInboxClient:
 
     def raw(self, email: str, id: str) -> bytes:
         """Return a message exactly as the server received it."""
-        return self._run(_Call("GET", f"/messages/{_quote(email)}/{_quote(id)}/raw", _content))
+        return self._run(Call("GET", f"/messages/{_quote(email)}/{_quote(id)}/raw", _content))
 
     async def raw_async(self, email: str, id: str) -> bytes:
         """Like :meth:`raw`, awaitable."""
         path = f"/messages/{_quote(email)}/{_quote(id)}/raw"
-        return await self._run_async(_Call("GET", path, _content))
+        return await self._run_async(Call("GET", path, _content))
 
     def attachment(self, email: str, id: str, index: int) -> bytes:
         """Return the decoded bytes of attachment ``index`` of a message."""
         path = f"/messages/{_quote(email)}/{_quote(id)}/attachments/{index}"
-        return self._run(_Call("GET", path, _content))
+        return self._run(Call("GET", path, _content))
 
     async def attachment_async(self, email: str, id: str, index: int) -> bytes:
         """Like :meth:`attachment`, awaitable."""
         path = f"/messages/{_quote(email)}/{_quote(id)}/attachments/{index}"
-        return await self._run_async(_Call("GET", path, _content))
+        return await self._run_async(Call("GET", path, _content))
 
     def html_url(self, email: str, id: str, *, remote_images: bool = False) -> str:
         """The URL of a message's HTML as its recipient sees it, on the server's viewer."""
@@ -324,19 +264,19 @@ class TempInboxClient:
 
     def faults(self, email: str) -> list[Fault]:
         """Return the inbox's pending faults, first to apply first (``times``: what is left)."""
-        return self._run(_Call("GET", f"/faults/{_quote(email)}", _fault_list))
+        return self._run(Call("GET", f"/faults/{_quote(email)}", _fault_list))
 
     async def faults_async(self, email: str) -> list[Fault]:
         """Like :meth:`faults`, awaitable."""
-        return await self._run_async(_Call("GET", f"/faults/{_quote(email)}", _fault_list))
+        return await self._run_async(Call("GET", f"/faults/{_quote(email)}", _fault_list))
 
     def clear_faults(self, email: str) -> int:
         """Drop the inbox's pending faults; return how many there were."""
-        return self._run(_Call("DELETE", f"/faults/{_quote(email)}", _cleared))
+        return self._run(Call("DELETE", f"/faults/{_quote(email)}", _cleared))
 
     async def clear_faults_async(self, email: str) -> int:
         """Like :meth:`clear_faults`, awaitable."""
-        return await self._run_async(_Call("DELETE", f"/faults/{_quote(email)}", _cleared))
+        return await self._run_async(Call("DELETE", f"/faults/{_quote(email)}", _cleared))
 
     def close(self) -> None:
         """Release the transport's connections."""
@@ -351,10 +291,10 @@ class TempInboxClient:
     def __repr__(self) -> str:
         return f"<TempInboxClient {self.api_url}>"
 
-    def _info(self) -> _Call[dict[str, Any]]:
-        return _Call("GET", "/info", _json_object)
+    def _info(self) -> Call[dict[str, Any]]:
+        return Call("GET", "/info", _json_object)
 
-    def _delete(self, email: str) -> _Call[int]:
+    def _delete(self, email: str) -> Call[int]:
         def read(answer: Answer) -> int:
             from datetime import datetime, timezone
 
@@ -363,11 +303,11 @@ class TempInboxClient:
             self._deleted[email.lower()] = datetime.now(timezone.utc)
             return _purged(answer)
 
-        return _Call("DELETE", f"/delete/{_quote(email)}", read)
+        return Call("DELETE", f"/delete/{_quote(email)}", read)
 
     def _refused(
         self, since: datetime | None, similar_to: str | None, limit: int | None
-    ) -> _Call[list[Refusal]]:
+    ) -> Call[list[Refusal]]:
         params: dict[str, str] = {}
         if since is not None:
             params["since"] = format_timestamp(since, milliseconds=True)
@@ -379,16 +319,14 @@ class TempInboxClient:
         def read(answer: Answer) -> list[Refusal]:
             return [Refusal.from_json(item) for item in answer.json()]
 
-        return _Call("GET", "/refused", read, params=params)
+        return Call("GET", "/refused", read, params=params)
 
-    def _generate(
-        self, prefix: str | None, domain: str | None, address: str | None
-    ) -> _Call[Inbox]:
+    def _generate(self, prefix: str | None, domain: str | None, address: str | None) -> Call[Inbox]:
         options = {key: value for key, value in (("prefix", prefix), ("domain", domain)) if value}
         if address is not None:  # "" too: the server says why it is no address
             options["address"] = address
         body = json.dumps(options).encode() if options else None
-        return _Call("POST", "/generate", self._inbox, body=body)
+        return Call("POST", "/generate", self._inbox, body=body)
 
     def _inbox(self, answer: Answer) -> Inbox:
         created = answer.json()
@@ -403,7 +341,7 @@ class TempInboxClient:
         sender: str | None = None,
         text: str | None = None,
         subaddress: str | None = None,
-    ) -> _Call[list[Message]]:
+    ) -> Call[list[Message]]:
         params: dict[str, str] = {}
         if after is not None:
             params["after"] = after
@@ -421,46 +359,362 @@ class TempInboxClient:
         def read(answer: Answer) -> list[Message]:
             return [Message.from_json(item, source=self) for item in answer.json()]
 
-        return _Call("GET", f"/messages/{_quote(email)}", read, params=params, timeout=timeout)
+        return Call("GET", f"/messages/{_quote(email)}", read, params=params, timeout=timeout)
 
-    def _message(self, email: str, id: str) -> _Call[Message]:
+    def _message(self, email: str, id: str) -> Call[Message]:
         def read(answer: Answer) -> Message:
             return Message.from_json(answer.json(), source=self)
 
-        return _Call("GET", f"/messages/{_quote(email)}/{_quote(id)}", read)
+        return Call("GET", f"/messages/{_quote(email)}/{_quote(id)}", read)
 
-    def _add_fault(self, email: str, fault: Fault) -> _Call[Fault]:
+    def _add_fault(self, email: str, fault: Fault) -> Call[Fault]:
         body = json.dumps(fault.to_json()).encode()
-        return _Call("POST", f"/faults/{_quote(email)}", _fault, body=body)
+        return Call("POST", f"/faults/{_quote(email)}", _fault, body=body)
 
-    def _run(self, call: _Call[Result]) -> Result:
-        answer = self.transport.request(
-            call.method,
-            call.path,
-            params=call.params,
-            body=call.body,
-            timeout=call.timeout or self.timeout,
+    def _kept_info_flow(self) -> Flow[dict[str, Any]]:
+        if self._kept_info is None:
+            self._kept_info = yield self._info()
+        return self._kept_info
+
+    def _drive(self, flow: Flow[Result]) -> Result:
+        """Run a flow of calls (see :mod:`.calls`), blocking."""
+        __tracebackhide__ = True
+        return drive(flow, self._run)
+
+    async def _drive_async(self, flow: Flow[Result]) -> Result:
+        """Run a flow of calls, awaited."""
+        __tracebackhide__ = True
+        return await drive_async(flow, self._run_async)
+
+    def _run(self, call: Call[Result]) -> Result:
+        method, path, params, body = call.method, call.path, call.params, call.body
+        timeout = call.timeout or self.timeout
+        answer = self.transport.request(method, path, params=params, body=body, timeout=timeout)
+        return self._read(call, answer)
+
+    async def _run_async(self, call: Call[Result]) -> Result:
+        method, path, params, body = call.method, call.path, call.params, call.body
+        timeout = call.timeout or self.timeout
+        transport = self.async_transport
+        answer = await transport.request_async(
+            method, path, params=params, body=body, timeout=timeout
         )
         return self._read(call, answer)
 
-    async def _run_async(self, call: _Call[Result]) -> Result:
-        answer = await self.transport.request_async(
-            call.method,
-            call.path,
-            params=call.params,
-            body=call.body,
-            timeout=call.timeout or self.timeout,
-        )
-        return self._read(call, answer)
-
-    def _read(self, call: _Call[Result], answer: Answer) -> Result:
+    def _read(self, call: Call[Result], answer: Answer) -> Result:
         if answer.status >= 400:
-            raise _error_from(answer, f"{call.method} {self.api_url}{call.path}")
+            raise error_from(answer, f"{call.method} {self.api_url}{call.path}")
         return call.read(answer)
 
 
-def _smtp_of(info: dict[str, Any]) -> tuple[str, int]:
-    return str(info["smtp"]["host"]), int(info["smtp"]["port"])
+class Inbox:
+    """One disposable address and what it received; ``str(inbox)`` is the address.
+
+    Hand :attr:`address` to the application under test, then read the mail with
+    :meth:`messages` or wait for it with :meth:`wait_for_message` (in ``async``
+    tests, :meth:`wait_for_message_async`).
+    """
+
+    def __init__(
+        self, address: str, client: TempInboxClient, *, created_at: datetime | None = None
+    ) -> None:
+        self.address = address
+        """The generated email address, lowercase: give it to the application under test."""
+        self.client = client
+        """The client this inbox reads through."""
+        self.created_at = created_at
+        """When the server created the inbox, if known: a failed wait lists mail refused since."""
+
+    def __str__(self) -> str:
+        return self.address
+
+    def __repr__(self) -> str:
+        return f"<Inbox {self.address}>"
+
+    def messages(self) -> list[Message]:
+        """Return every message received so far, oldest first."""
+        return self.client.messages(self.address)
+
+    async def messages_async(self) -> list[Message]:
+        """Return every message received so far, oldest first, without blocking the loop."""
+        return await self.client.messages_async(self.address)
+
+    def wait_for_message(
+        self,
+        *,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
+        subaddress: str | None = None,
+        timeout: float = 10.0,
+    ) -> Message:
+        """Return the first message, oldest first, that passes every given filter.
+
+        ``subject``: the subject contains this text (case-sensitive). ``sender``:
+        the ``From`` address contains this text (case-insensitive). ``text``: the
+        text body or the HTML's visible text contains this text (case-sensitive,
+        runs of white space read as one space). Each of the three may instead be
+        a compiled :class:`re.Pattern`, searched. ``subaddress``: the message
+        was sent to the sub-address ``name+subaddress@domain`` of this inbox's
+        ``name@domain`` (any case, for ASCII). ``match``: this callable returns
+        true for the message. String filters are applied by the server, so only
+        matching messages are downloaded.
+
+        Waits up to ``timeout`` seconds with the server's long-poll (no
+        sleeping); then raises :class:`~pytest_tempinbox.errors.WaitTimeout`,
+        whose message lists what the inbox did receive, and what the server
+        and the process can tell of where the mail went: mail the server
+        refused while the test ran (to any address), Django's locmem outbox,
+        the SMTP host and port, a running event loop this call blocked.
+        ``timeout`` that is no number (``"1"``) is a :class:`TypeError`. It
+        blocks: in an ``async def`` test use :meth:`wait_for_message_async`.
+        """
+        __tracebackhide__ = True
+        timeout, wanted = (
+            seconds("timeout", timeout),
+            Filter(subject, sender, match, text, subaddress),
+        )
+        return self.client._drive(self._first(wanted, timeout, "wait_for_message"))
+
+    async def wait_for_message_async(
+        self,
+        *,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
+        subaddress: str | None = None,
+        timeout: float = 10.0,
+    ) -> Message:
+        """Like :meth:`wait_for_message`, awaitable: the event loop runs while it waits.
+
+        Cancelling it (``asyncio.wait_for``, an anyio cancel scope) ends the wait
+        at once.
+        """
+        __tracebackhide__ = True
+        timeout, wanted = (
+            seconds("timeout", timeout),
+            Filter(subject, sender, match, text, subaddress),
+        )
+        return await self.client._drive_async(self._first(wanted, timeout))
+
+    def wait_for_messages(
+        self,
+        count: int,
+        *,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
+        subaddress: str | None = None,
+        timeout: float = 10.0,
+    ) -> list[Message]:
+        """Wait until at least ``count`` messages pass the filters; return those, oldest first.
+
+        The filters are those of :meth:`wait_for_message`; without any, every
+        message counts. Raises :class:`~pytest_tempinbox.errors.WaitTimeout`
+        when fewer arrived in ``timeout`` seconds. It blocks: in an
+        ``async def`` test use :meth:`wait_for_messages_async`.
+        """
+        __tracebackhide__ = True
+        timeout, number = seconds("timeout", timeout), counted(count)
+        wanted = Filter(subject, sender, match, text, subaddress)
+        return self.client._drive(self._many(number, wanted, timeout, "wait_for_messages"))
+
+    async def wait_for_messages_async(
+        self,
+        count: int,
+        *,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        text: Wanted | None = None,
+        subaddress: str | None = None,
+        timeout: float = 10.0,
+    ) -> list[Message]:
+        """Like :meth:`wait_for_messages`, awaitable: the event loop runs while it waits."""
+        __tracebackhide__ = True
+        timeout, number = seconds("timeout", timeout), counted(count)
+        wanted = Filter(subject, sender, match, text, subaddress)
+        return await self.client._drive_async(self._many(number, wanted, timeout))
+
+    def assert_no_message(
+        self,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        *,
+        text: Wanted | None = None,
+        subaddress: str | None = None,
+        within: float = 1.0,
+    ) -> None:
+        """Pass when no message passing the filters is in the inbox after ``within`` seconds.
+
+        The filters are those of :meth:`wait_for_message`; without any, every
+        message counts. A message that was already there counts too. It waits
+        with the server's long-poll, never by sleeping and polling, so it fails
+        as soon as a matching message arrives, raising
+        :class:`~pytest_tempinbox.errors.MailAssertionError` that shows it and
+        says, by its received time, whether it was already there when the
+        check began or how long after it came; it passes after ``within``
+        seconds. ``within`` that is no number is a :class:`TypeError`. It
+        blocks: in an ``async def`` test use :meth:`assert_no_message_async`.
+        """
+        __tracebackhide__ = True
+        within, wanted = seconds("within", within), Filter(subject, sender, match, text, subaddress)
+        self.client._drive(self._none(wanted, within))
+
+    async def assert_no_message_async(
+        self,
+        subject: Wanted | None = None,
+        sender: Wanted | None = None,
+        match: Callable[[Message], bool] | None = None,
+        *,
+        text: Wanted | None = None,
+        subaddress: str | None = None,
+        within: float = 1.0,
+    ) -> None:
+        """Like :meth:`assert_no_message`, awaitable: the event loop runs while it waits."""
+        __tracebackhide__ = True
+        within, wanted = seconds("within", within), Filter(subject, sender, match, text, subaddress)
+        await self.client._drive_async(self._none(wanted, within))
+
+    def delete(self) -> int:
+        """Delete the inbox and its mail; return how many messages were purged."""
+        return self.client.delete(self.address)
+
+    async def delete_async(self) -> int:
+        """Like :meth:`delete`, awaitable."""
+        return await self.client.delete_async(self.address)
+
+    def fail_next(
+        self,
+        code: int = 451,
+        message: str | None = None,
+        *,
+        times: int = 1,
+        stage: Stage = "rcpt",
+    ) -> Fault:
+        """Answer the next ``times`` deliveries to this address with the SMTP reply ``code``.
+
+        ``stage="rcpt"``: the ``RCPT TO`` of this address gets the reply (other
+        recipients of the transaction are not affected); ``stage="data"``: the
+        whole DATA gets it, and nobody in that transaction gets the message.
+        ``code`` is a 4xx (temporary) or 5xx (permanent) reply code;
+        ``message`` its text, 1-200 printable ASCII characters, to which the
+        server adds an enhanced status code (``4.0.0``, ``5.0.0``) if it has none.
+        A 421 also closes the connection. Faults apply in the order they were
+        made; returns this one as the server keeps it.
+        """
+        return self.client.add_fault(self.address, _reply(code, message, times, stage))
+
+    async def fail_next_async(
+        self,
+        code: int = 451,
+        message: str | None = None,
+        *,
+        times: int = 1,
+        stage: Stage = "rcpt",
+    ) -> Fault:
+        """Like :meth:`fail_next`, awaitable."""
+        fault = _reply(code, message, times, stage)
+        return await self.client.add_fault_async(self.address, fault)
+
+    def delay_next(self, seconds: float, *, times: int = 1, stage: Stage = "data") -> Fault:
+        """Hold the answer to the next ``times`` deliveries to this address for ``seconds``.
+
+        ``stage="data"``: the message is stored and answered ``250`` after the
+        delay, only if the client is still connected then (a client that timed
+        out and left has it stored nowhere); ``stage="rcpt"``: the ``RCPT TO``
+        answer waits. ``seconds`` is above 0, up to 60.
+        """
+        fault = Fault(stage=stage, delay=seconds, times=times)
+        return self.client.add_fault(self.address, fault)
+
+    async def delay_next_async(
+        self, seconds: float, *, times: int = 1, stage: Stage = "data"
+    ) -> Fault:
+        """Like :meth:`delay_next`, awaitable."""
+        fault = Fault(stage=stage, delay=seconds, times=times)
+        return await self.client.add_fault_async(self.address, fault)
+
+    def disconnect_next(self, *, times: int = 1, stage: Stage = "data") -> Fault:
+        """Drop the connection, without an answer, on the next ``times`` deliveries to this address.
+
+        ``stage="data"``: after the message text, which is stored for nobody;
+        ``stage="rcpt"``: at this address's ``RCPT TO``.
+        """
+        fault = Fault(stage=stage, disconnect=True, times=times)
+        return self.client.add_fault(self.address, fault)
+
+    async def disconnect_next_async(self, *, times: int = 1, stage: Stage = "data") -> Fault:
+        """Like :meth:`disconnect_next`, awaitable."""
+        fault = Fault(stage=stage, disconnect=True, times=times)
+        return await self.client.add_fault_async(self.address, fault)
+
+    def faults(self) -> list[Fault]:
+        """Return the pending faults, first to apply first; ``times`` counts what is left."""
+        return self.client.faults(self.address)
+
+    async def faults_async(self) -> list[Fault]:
+        """Like :meth:`faults`, awaitable."""
+        return await self.client.faults_async(self.address)
+
+    def clear_faults(self) -> int:
+        """Drop the pending faults; return how many there were."""
+        return self.client.clear_faults(self.address)
+
+    async def clear_faults_async(self) -> int:
+        """Like :meth:`clear_faults`, awaitable."""
+        return await self.client.clear_faults_async(self.address)
+
+    def _first(self, wanted: Filter, timeout: float, blocking: str | None = None) -> Flow[Message]:
+        """The flow of ``wait_for_message``; ``blocking``: its name, when driven blocking."""
+        what = f"no {wanted}"
+        return self._wait(wanted, wanted.first, timeout, what, None, blocking)
+
+    def _many(
+        self, number: int, wanted: Filter, timeout: float, blocking: str | None = None
+    ) -> Flow[list[Message]]:
+        """The flow of ``wait_for_messages``."""
+        what = f"fewer than {number} {plural(wanted)}"
+        return self._wait(wanted, at_least(number, wanted), timeout, what, number, blocking)
+
+    def _wait(
+        self,
+        wanted: Filter,
+        check: Check[Result],
+        timeout: float,
+        what: str,
+        number: int | None,
+        blocking: str | None,
+    ) -> Flow[Result]:
+        def text(received: list[Message]) -> str:
+            return failure(self.address, what, timeout, received, wanted, number)
+
+        def listing() -> Call[list[Message]]:
+            return self.client._messages(self.address, None, None)
+
+        def notes() -> Flow[list[str]]:
+            # A blocking wait on a thread whose event loop runs held up mail sent from it.
+            blocked = blocking if blocking is not None and loop_is_running() else None
+            return explain_flow(self, blocking=blocked)
+
+        return wait_for(self._poll(wanted), check, timeout, text, listing, notes)
+
+    def _none(self, wanted: Filter, within: float) -> Flow[None]:
+        """The flow of ``assert_no_message``."""
+        return assert_none(self.address, wanted, self._poll(wanted), within)
+
+    def _poll(self, wanted: Filter) -> Poll:
+        """One long-poll for the messages passing ``wanted``'s string filters, after a cursor."""
+        filters = wanted.server_side
+        return lambda cursor, wait: self.client._messages(self.address, cursor, wait, **filters)
+
+
+def _reply(code: int, message: str | None, times: int, stage: Stage) -> Fault:
+    return Fault(stage=stage, code=code, message=message, times=times)
 
 
 def _content(answer: Answer) -> bytes:
@@ -490,18 +744,4 @@ def _json_object(answer: Answer) -> dict[str, Any]:
     return data
 
 
-def _error_from(answer: Answer, request: str) -> TempInboxError:
-    try:
-        problem = answer.json()
-        code, detail = problem["code"], problem["detail"]
-    except (ValueError, KeyError, TypeError):
-        text = answer.content[:200].decode("utf-8", "replace")
-        return ServerUnavailable(f"{request} answered {answer.status}: {text}")
-    # Every code the server sends is in PROBLEMS; one from a newer server is an error still.
-    error = PROBLEMS[code][1](detail) if code in PROBLEMS else TempInboxError(detail)
-    error.status = answer.status
-    return error
-
-
-def _quote(segment: str) -> str:
-    return quote(segment, safe="@+")
+_error_from = error_from  # its name before it moved to .calls

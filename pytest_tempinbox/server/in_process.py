@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit
 
 from ..errors import INTERNAL_ERROR, ServerUnavailable, TempInboxError
-from ..transport import Answer
+from ..transport import Answer, Body, Params
 from .api import endpoints
 from .api.endpoints import MAX_TARGET_BYTES, Reply
 from .api.request import Request
@@ -44,6 +44,9 @@ ASGIApp = Callable[
 class LocalTransport:
     """Answers the client in-process, from another thread than the server's loop.
 
+    It is both a blocking and an awaited transport (see :mod:`pytest_tempinbox.transport`):
+    awaited, it needs no worker thread, and cancelling the caller cancels the request.
+
     ``store`` and ``loop`` are the server's; ``app`` returns its ASGI app (built
     on first need). ``api_url`` is the server's API URL: its host names the
     server in the ``Host`` header (so absolute URLs in answers match HTTP's) and
@@ -51,7 +54,6 @@ class LocalTransport:
     counted in ``counters.long_polls`` while it waits, as over HTTP.
     """
 
-    cancellable = True
     in_process = True
     """The server is in this process: only this process sends it mail (see the client's explain)."""
 
@@ -74,13 +76,7 @@ class LocalTransport:
         self._server = (url.hostname or "127.0.0.1", url.port or 80)
 
     def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
     ) -> Answer:
         """Answer the request; raise :class:`ServerUnavailable` if the server cannot."""
         params = params or {}
@@ -100,13 +96,7 @@ class LocalTransport:
             raise ServerUnavailable(f"{method} {path} failed: the server stopped") from None
 
     async def request_async(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout: float,
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
     ) -> Answer:
         """Answer the request while the caller's loop goes on.
 

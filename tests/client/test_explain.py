@@ -16,9 +16,10 @@ import requests
 from pytest_tempinbox.client.explain import django_line
 from pytest_tempinbox.client.http import Inbox, TempInboxClient
 from pytest_tempinbox.errors import WaitTimeout
+from pytest_tempinbox.server.in_process import LocalTransport
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.store.refusals import RefusalLog, similarity
-from pytest_tempinbox.transport import Answer, Transport
+from pytest_tempinbox.transport import Answer
 
 from ..helpers import CLIENT_NAME, make_message, send
 
@@ -56,9 +57,8 @@ def refuse(server: InboxServer, address: str) -> None:
 class Recording:
     """A transport that notes each request's method and path, and passes it on."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: LocalTransport) -> None:
         self.transport = transport
-        self.cancellable = transport.cancellable
         self.in_process = getattr(transport, "in_process", False)
         self.requests: list[str] = []
 

@@ -95,7 +95,7 @@ def test_local_answers_equal_http_answers(
     }
     assert answers["local"] == answers["http"]
     # Awaited, the in-process transport answers alike too.
-    local = transports["local"]
+    local = server.local_transport()
     awaited = asyncio.run(local.request_async(method, path, params=params, body=body, timeout=10))
     assert awaited == answers["http"]
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import InvalidRequest, PayloadTooLarge, TempInboxError
 from ...transport import Answer
 from ..store.stored_message import StoredMessage
 
 if TYPE_CHECKING:
-    from .events import EventStream
+    from collections.abc import AsyncGenerator
 
 __all__ = [
     "COMMON_HEADERS",
@@ -34,6 +34,7 @@ __all__ = [
     "MAX_TARGET_BYTES",
     "PROBLEM_TYPE",
     "Reply",
+    "Stream",
     "encode_json",
     "error_reply",
     "json_body",
@@ -56,6 +57,18 @@ COMMON_HEADERS: Mapping[str, str] = {
 INLINE_PARSE_BYTES = 256 * 1024
 
 
+class Stream(Protocol):
+    """A stream of events an answer carries (:class:`~.events.EventStream`)."""
+
+    def events(self) -> AsyncGenerator[bytes, None]:
+        """The events, as the bytes to send, until the stream ends."""
+        ...
+
+    def close(self) -> None:
+        """Give the stream's slot back; called once, however the answer ended."""
+        ...
+
+
 class Reply(Answer):
     """An answer of the API: the transport's :class:`~pytest_tempinbox.transport.Answer`, and more.
 
@@ -76,7 +89,7 @@ class Reply(Answer):
         content_type: str = JSON_TYPE,
         headers: Mapping[str, str] | None = None,
         *,
-        stream: EventStream | None = None,
+        stream: Stream | None = None,
     ) -> None:
         super().__init__(status, content_type, body)
         self.headers: Mapping[str, str] = {} if headers is None else headers

@@ -16,17 +16,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ...errors import InboxNotFound, InvalidRequest, StoreUnavailable, TooManyStreams
-from ...limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
+from ...errors import InboxNotFound, InvalidRequest, StoreUnavailable
 from ..store.protocol import InboxStore
 from ..store.stored_message import StoredMessage
 from .endpoints import INLINE_PARSE_BYTES, Reply, encode_json
 from .messages import subaddress_filter
 from .request import Request
+from .stream_slots import StreamSlots
 
 __all__ = [
     "EVENT_STREAM_TYPE",
@@ -83,42 +82,6 @@ def stream_cursor(after: str | None, last_event_id: str | None) -> str | None:
         name = "Last-Event-ID" if last_event_id else "after"
         raise InvalidRequest(f"{name}={cursor[:80]!r} is not a message id")
     return cursor
-
-
-class StreamSlots:
-    """Counts the open streams, in all and per inbox, and refuses one over the limits."""
-
-    def __init__(self, limit: int = MAX_STREAMS, per_inbox: int = MAX_STREAMS_PER_INBOX) -> None:
-        self.limit = limit
-        self.per_inbox = per_inbox
-        self._open: dict[str, int] = {}
-        self._total = 0
-        self._lock = threading.Lock()
-
-    @property
-    def total(self) -> int:
-        """How many streams are open now."""
-        return self._total
-
-    def acquire(self, address: str) -> None:
-        """Count one more stream of ``address``; :class:`TooManyStreams` over a limit."""
-        with self._lock:
-            if self._total >= self.limit:
-                raise TooManyStreams(f"{self.limit} event streams are open, the most allowed")
-            if self._open.get(address, 0) >= self.per_inbox:
-                raise TooManyStreams(
-                    f"{self.per_inbox} event streams of this inbox are open, the most allowed"
-                )
-            self._open[address] = self._open.get(address, 0) + 1
-            self._total += 1
-
-    def release(self, address: str) -> None:
-        """Count one stream of ``address`` less."""
-        with self._lock:
-            left = self._open.pop(address) - 1
-            if left:
-                self._open[address] = left
-            self._total -= 1
 
 
 class EventStream:

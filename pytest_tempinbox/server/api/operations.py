@@ -20,7 +20,7 @@ PEM_TYPE = "application/x-pem-file"
 
 async def info(request: Request) -> Reply:
     """``GET /api/info``: the version, where SMTP listens, the domains, limits and stats."""
-    from ... import __version__
+    from ..._version import __version__
 
     store, settings = request.store, request.server()
     config, slots = settings.config, settings.slots
@@ -68,7 +68,7 @@ async def health(request: Request) -> Reply:
 
 async def openapi(request: Request) -> Reply:
     """``GET /api/openapi.json``: the API's OpenAPI document."""
-    from ... import __version__
+    from ..._version import __version__
     from ..openapi import openapi_document  # a large document: loaded when asked for
 
     return Reply(200, encode_json(openapi_document(__version__)))

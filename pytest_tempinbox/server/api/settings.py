@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..._net import is_loopback
 from ...config import ServerConfig
 from ..counters import ServerCounters
-from .events import StreamSlots
+from .stream_slots import StreamSlots
 
 __all__ = ["ApiSettings"]
 

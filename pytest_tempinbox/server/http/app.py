@@ -44,9 +44,10 @@ from ..api.endpoints import (
     MAX_REQUEST_BODY,
     MAX_TARGET_BYTES,
     Reply,
+    Stream,
     problem_reply,
 )
-from ..api.events import EVENT_STREAM_TYPE, EventStream
+from ..api.events import EVENT_STREAM_TYPE
 from ..api.metrics import MetricsEndpoint
 from ..api.request import Request as ApiRequest
 from ..api.routes import API_PREFIX, ROUTES, Endpoint
@@ -215,7 +216,7 @@ def _viewer_routes(store: InboxStore) -> list[Route]:
 
 
 class EventStreamResponse(StreamingResponse):
-    """Server-Sent Events of an :class:`~pytest_tempinbox.server.api.events.EventStream`.
+    """Server-Sent Events of a stream (:class:`~pytest_tempinbox.server.api.events.EventStream`).
 
     It watches for the client leaving all along (Starlette's own streaming
     may notice only at the next write, and the next heartbeat can be seconds
@@ -224,7 +225,7 @@ class EventStreamResponse(StreamingResponse):
 
     media_type = EVENT_STREAM_TYPE
 
-    def __init__(self, stream: EventStream) -> None:
+    def __init__(self, stream: Stream) -> None:
         self.stream = stream
         self.events = stream.events()
         # X-Accel-Buffering: proxies such as nginx pass each event on at once.

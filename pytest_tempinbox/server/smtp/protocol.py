@@ -19,7 +19,7 @@ import hmac
 import re
 from collections.abc import Callable
 from email.errors import HeaderParseError
-from typing import TYPE_CHECKING, Any, AnyStr, cast
+from typing import TYPE_CHECKING, Any, AnyStr, Protocol, cast
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, syntax
 from aiosmtpd.smtp import Session as AiosmtpdSession
@@ -33,9 +33,24 @@ from .fast_lane import PLAIN_PATH, Session
 from .handler import InboxHandler
 
 if TYPE_CHECKING:
-    from .service import SMTPService
+    import ssl
 
-__all__ = ["TrackedSMTP", "Transaction", "protocol_factory"]
+__all__ = ["Service", "TrackedSMTP", "Transaction", "protocol_factory"]
+
+
+class Service(Protocol):
+    """What the protocol reads of the SMTP service (:class:`~.service.SMTPService`) it serves."""
+
+    handler: InboxHandler
+    sessions: set[Session]
+    max_connections: int
+    data_line_limit: int
+    hostname: str
+    message_size_limit: int
+    timeout: float
+    auth: SMTPAuth
+    tls: str
+    tls_context: ssl.SSLContext | None
 
 
 class Transaction(Envelope):
@@ -217,7 +232,7 @@ class TrackedSMTP(SMTPProtocol):
 
 
 def protocol_factory(
-    service: SMTPService, loop: asyncio.AbstractEventLoop
+    service: Service, loop: asyncio.AbstractEventLoop
 ) -> Callable[[], TrackedSMTP]:
     """What makes the aiosmtpd protocol of each of ``service``'s connections, on ``loop``."""
     options = _options(service)
@@ -239,7 +254,7 @@ def protocol_factory(
     return protocol
 
 
-def _options(service: SMTPService) -> dict[str, Any]:
+def _options(service: Service) -> dict[str, Any]:
     """The protocol's keywords for the TLS and AUTH modes."""
     options: dict[str, Any] = {
         "auth_offered": service.auth.mode != "none",

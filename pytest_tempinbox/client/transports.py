@@ -1,0 +1,107 @@
+"""The client's transports over HTTP: blocking with requests, awaited in a worker thread.
+
+:class:`HTTPTransport` is the blocking transport (see :mod:`pytest_tempinbox.transport`),
+the only code that imports requests, and only when it is made. :class:`InThread`
+awaits a blocking transport in a worker thread: what an awaited call over HTTP
+needs, and only that (the in-process transport is awaited without a thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import TYPE_CHECKING
+
+from .._net import is_loopback_url
+from ..errors import ServerUnavailable
+from ..transport import Answer, Body, Params, Transport
+
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["HTTPTransport", "InThread"]
+
+# A long-poll in a worker thread, which cancelling cannot end, is sent in slices
+# this long, so that a cancelled wait lets go of its thread within this time.
+_SLICE = 1.0
+
+
+class HTTPTransport:
+    """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`.
+
+    It blocks; awaited, the client runs it through :class:`InThread`.
+    """
+
+    def __init__(self, api_url: str, session: requests.Session | None = None) -> None:
+        import requests  # here, so that the in-process transport never pays for it
+
+        self._requests = requests
+        self.api_url = api_url.rstrip("/")
+        self.session = session or requests.Session()
+        if session is None and is_loopback_url(self.api_url):
+            # Proxies and .netrc never apply to loopback, and looking them up costs time.
+            self.session.trust_env = False
+
+    def request(
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
+    ) -> Answer:
+        """Send the request; raise :class:`ServerUnavailable` when there is no answer."""
+        url = self.api_url + path
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        try:
+            response = self.session.request(
+                method, url, params=params, data=body, headers=headers, timeout=timeout
+            )
+        except self._requests.RequestException as exc:
+            raise ServerUnavailable(f"{method} {url} failed: {exc}") from exc
+        content_type = response.headers.get("content-type", "").split(";")[0].strip()
+        return Answer(response.status_code, content_type, response.content)
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self.session.close()
+
+
+class InThread:
+    """A blocking transport, awaited: each request runs in a worker thread.
+
+    Cancelling the caller cannot end a request in a thread, so a long-poll (a
+    ``wait`` of more than a second) is sent as polls of a second at most, until
+    one brings mail or the wait is over: a cancelled wait lets go of its thread
+    within a second, and the server's waiter with it.
+    """
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    async def request_async(
+        self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
+    ) -> Answer:
+        """Like the transport's ``request``, in a worker thread."""
+        loop = asyncio.get_running_loop()
+        wait = _wait_of(params)
+        deadline = loop.time() + wait
+        while True:
+            part, part_timeout = params, timeout
+            if wait > _SLICE:
+                left = min(max(0.0, deadline - loop.time()), _SLICE)
+                part = {**(params or {}), "wait": f"{left:.3f}"}
+                part_timeout = timeout - wait + left
+            request = functools.partial(
+                self.transport.request, method, path, params=part, body=body, timeout=part_timeout
+            )
+            answer = await loop.run_in_executor(None, request)
+            if wait <= _SLICE or loop.time() >= deadline or answer.content.strip() != b"[]":
+                return answer
+
+    def close(self) -> None:
+        """Release the transport's connections."""
+        self.transport.close()
+
+
+def _wait_of(params: Params) -> float:
+    """The ``wait`` of a long-poll's query, in seconds; 0 for another request."""
+    try:
+        return float((params or {}).get("wait", 0))
+    except ValueError:
+        return 0.0
