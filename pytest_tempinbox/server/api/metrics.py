@@ -33,12 +33,10 @@ METRICS_EXTRA_MISSING = (
 class MetricsEndpoint:
     """The answers of one server's ``GET /metrics``, its registry made on the first request."""
 
-    def __init__(self, counters: ServerCounters, store: InboxStore) -> None:
-        self.counters = counters
-        self.store = store
+    def __init__(self) -> None:
         self._registry: Registry | None = None
 
-    def reply(self) -> Reply:
+    def reply(self, counters: ServerCounters, store: InboxStore) -> Reply:
         """The metrics now, or the 404 problem that says how to install prometheus_client."""
         if self._registry is None:
             try:
@@ -47,5 +45,5 @@ class MetricsEndpoint:
                 if exc.name is None or exc.name.partition(".")[0] != "prometheus_client":
                     raise
                 return problem_reply(404, NOT_FOUND, METRICS_EXTRA_MISSING)
-            self._registry = Registry(self.counters, self.store)
+            self._registry = Registry(counters, store)
         return Reply(200, self._registry.render(), METRICS_TYPE)

@@ -72,3 +72,9 @@ async def openapi(request: Request) -> Reply:
     from ..openapi import openapi_document  # a large document: loaded when asked for
 
     return Reply(200, encode_json(openapi_document(__version__)))
+
+
+async def metrics(request: Request) -> Reply:
+    """``GET /metrics``: the server's metrics in Prometheus's text format (:mod:`.metrics`)."""
+    settings = request.server()
+    return settings.metrics.reply(settings.counters, request.store)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 
+from .. import viewer
 from . import checks, events, faults, inboxes, messages, operations, refusals
 from .endpoints import Reply
 from .request import Request
@@ -41,16 +42,18 @@ _PARAMETER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_]*)(?::([a-zA-Z_][a-zA-Z0-9_]*)
 class Route:
     """One path of the API: its template, its methods' endpoints, its in-process answer.
 
-    ``template`` is relative to :data:`API_PREFIX`, in Starlette's syntax
-    (``{email}``, ``{index:int}``). ``endpoints`` maps each method to its
-    endpoint, the streaming and operational routes' too: each takes one
-    :class:`~.request.Request` and gives one reply. ``direct``, for a route of one method, is
+    ``template`` is relative to ``prefix``, :data:`API_PREFIX` but for the
+    pages beside the API (``/metrics``, the viewer), in Starlette's syntax
+    (``{email}``, ``{index:int}``); ``path`` is the two together.
+    ``endpoints`` maps each method to its endpoint, the streaming and
+    operational routes' too: each takes one :class:`~.request.Request` and
+    gives one reply. ``direct``, for a route of one method, is
     its answer in the caller's thread; the in-process transport sends every
     other route to the app. ``uses_base_url`` tells whether its endpoints read
     the base URL: the HTTP app spells it out only for those.
     """
 
-    __slots__ = ("direct", "endpoints", "name", "pattern", "template", "uses_base_url")
+    __slots__ = ("direct", "endpoints", "name", "path", "pattern", "template", "uses_base_url")
 
     def __init__(
         self,
@@ -60,10 +63,12 @@ class Route:
         direct: Direct | None = None,
         *,
         uses_base_url: bool = False,
+        prefix: str = API_PREFIX,
     ) -> None:
         assert direct is None or len(endpoints) == 1, "a direct answer is for one method"
         self.name = name
         self.template = template
+        self.path = prefix + template
         self.endpoints = endpoints
         self.direct = direct
         self.uses_base_url = uses_base_url
@@ -130,15 +135,26 @@ ROUTES: tuple[Route, ...] = (
     # The process answers, the store untouched; readiness needs the listeners and the store.
     Route("health", "/health", {"GET": operations.health}),
     Route("ready", "/ready", {"GET": operations.ready}),
+    # Beside the API: the metrics, where Prometheus looks for them, and the inbox viewer.
+    Route("metrics", "/metrics", {"GET": operations.metrics}, prefix=""),
+    Route("viewer", "/", {"GET": viewer.page_endpoint}, prefix=""),
+    Route("viewer_asset", "/viewer/{name}", {"GET": viewer.asset_endpoint}, prefix=""),
+    Route(
+        "viewer_html",
+        "/viewer/messages/{email}/{id}/html",
+        {"GET": viewer.html_endpoint},
+        prefix="",
+    ),
 )
-"""Every route of the API, in the order the app tries them."""
+"""Every route the server answers over HTTP, in the order the app tries them."""
 
-_FIXED = {route.template: route for route in ROUTES if "{" not in route.template}
-_TEMPLATED = tuple((route.pattern.fullmatch, route) for route in ROUTES if "{" in route.template)
+_API = [route for route in ROUTES if route.path.startswith(API_PREFIX + "/")]
+_FIXED = {route.template: route for route in _API if "{" not in route.template}
+_TEMPLATED = tuple((route.pattern.fullmatch, route) for route in _API if "{" in route.template)
 
 
 def match(path: str) -> tuple[Route, dict[str, str]] | None:
-    """The route of a decoded ``path`` (relative to the prefix) and its parameters, or None.
+    """The API route of a decoded ``path`` (relative to the prefix) and its parameters, or None.
 
     The parameters are strings, as the path gives them. Each template matches
     paths of its own shape only, so trying the fixed paths first finds the

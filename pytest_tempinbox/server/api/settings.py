@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..._net import is_loopback
 from ...config import ServerConfig
 from ..counters import ServerCounters
+from .metrics import MetricsEndpoint
 from .stream_slots import StreamSlots
 
 __all__ = ["ApiSettings"]
@@ -26,7 +27,8 @@ class ApiSettings:
     everything else comes from ``config``. ``GET /api/info`` reports the AUTH
     mode's name (``password``), never the password. ``counters`` are the
     server's: ``GET /metrics`` reads them, and ``GET /api/ready`` whether SMTP
-    listens. ``slots`` count the open event streams (``GET /api/events/...``).
+    listens. ``slots`` count the open event streams (``GET /api/events/...``), and
+    ``metrics`` keeps the Prometheus registry once ``GET /metrics`` is asked.
     """
 
     config: ServerConfig
@@ -34,6 +36,7 @@ class ApiSettings:
     ca_pem: bytes | None = None
     counters: ServerCounters = field(default_factory=ServerCounters)
     slots: StreamSlots = field(default_factory=StreamSlots)
+    metrics: MetricsEndpoint = field(default_factory=MetricsEndpoint)
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

@@ -37,7 +37,6 @@ from ...errors import (
     StoreUnavailable,
     TempInboxError,
 )
-from .. import viewer
 from ..api.endpoints import (
     COMMON_HEADERS,
     MAX_HEADER_BYTES,
@@ -48,7 +47,6 @@ from ..api.endpoints import (
     problem_reply,
 )
 from ..api.events import EVENT_STREAM_TYPE
-from ..api.metrics import MetricsEndpoint
 from ..api.request import Request as ApiRequest
 from ..api.routes import API_PREFIX, ROUTES, Endpoint
 from ..api.settings import ApiSettings
@@ -109,20 +107,13 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
 
     routes = [
         Route(
-            API_PREFIX + route.template,
+            route.path,
             _handler(store, settings, route.endpoints, route.uses_base_url),
             methods=list(route.endpoints),
         )
         for route in ROUTES
     ]
     routes = [_counting_long_polls(route, counters) for route in routes]
-    routes += _viewer_routes(store)
-    metrics = MetricsEndpoint(counters, store)
-
-    async def metrics_answer(request: Request) -> Response:
-        return respond(metrics.reply())
-
-    routes.append(Route("/metrics", metrics_answer, methods=["GET"]))
     app = Starlette(
         routes=routes,
         exception_handlers={
@@ -189,30 +180,6 @@ def _counting_long_polls(route: Route, counters: ServerCounters) -> Route:
             counters.long_polls -= 1
 
     return Route(route.path, read, methods=["GET"])
-
-
-def _viewer_routes(store: InboxStore) -> list[Route]:
-    """The inbox viewer's routes: its page, its two files and each message's HTML for its frame."""
-
-    async def page(request: Request) -> Response:
-        return respond(viewer.page())
-
-    async def asset(request: Request) -> Response:
-        reply = viewer.asset(request.path_params["name"])
-        if reply is None:
-            raise HTTPException(404)
-        return respond(reply)
-
-    async def html(request: Request) -> Response:
-        email, id = request.path_params["email"], request.path_params["id"]
-        remote_images = request.query_params.get("images") == "remote"
-        return respond(await viewer.html_document(store, email, id, remote_images))
-
-    return [
-        Route("/", page, methods=["GET"]),
-        Route("/viewer/{name}", asset, methods=["GET"]),
-        Route("/viewer/messages/{email}/{id}/html", html, methods=["GET"]),
-    ]
 
 
 class EventStreamResponse(StreamingResponse):

@@ -24,9 +24,11 @@ import functools
 import json
 from collections.abc import Mapping
 from importlib import resources
+from urllib.parse import urlsplit
 
 from ...errors import NOT_FOUND
 from ..api.endpoints import Reply, parse_off_loop, problem_reply
+from ..api.request import Request
 from ..store.protocol import InboxStore
 from .recipient import resolve_cid_images
 
@@ -36,8 +38,11 @@ __all__ = [
     "MAIL_POLICY_REMOTE_IMAGES",
     "PAGE_POLICY",
     "asset",
+    "asset_endpoint",
     "html_document",
+    "html_endpoint",
     "page",
+    "page_endpoint",
 ]
 
 
@@ -112,3 +117,29 @@ async def html_document(store: InboxStore, email: str, id: str, remote_images: b
         "X-DNS-Prefetch-Control": "off",
     }
     return Reply(200, html.encode("utf-8", "replace"), "text/html; charset=utf-8", headers)
+
+
+# The viewer's entries of the route table (:data:`pytest_tempinbox.server.api.routes.ROUTES`).
+
+
+async def page_endpoint(request: Request) -> Reply:
+    """``GET /``: :func:`page`."""
+    return page()
+
+
+async def asset_endpoint(request: Request) -> Reply:
+    """``GET /viewer/{name}``: :func:`asset`, or 404 ``not_found`` for a name it does not serve."""
+    name = request.args["name"]
+    reply = asset(name)
+    if reply is None:
+        # Worded as the app's answer to a path no route matches, which reads the URL's path.
+        path = urlsplit(f"/viewer/{name}").path
+        return problem_reply(404, NOT_FOUND, f"no such route: {path[:200]}")
+    return reply
+
+
+async def html_endpoint(request: Request) -> Reply:
+    """``GET /viewer/messages/{email}/{id}/html``: :func:`html_document`."""
+    email, id = request.args["email"], request.args["id"]
+    remote_images = request.query.get("images") == "remote"
+    return await html_document(request.store, email, id, remote_images)
