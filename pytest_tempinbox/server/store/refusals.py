@@ -23,6 +23,7 @@ __all__ = [
     "MAX_SIMILAR_TO",
     "REFUSAL_MAX_AGE",
     "SIMILAR",
+    "RefusalFinder",
     "RefusalLog",
     "similarity",
 ]
@@ -50,7 +51,34 @@ def similarity(address: str, other: str) -> float:
     return 0.75 * local_ratio + 0.25 * domain_ratio
 
 
-class RefusalLog:
+class RefusalFinder:
+    """What every log of refusals finds alike: the ``find`` over its ``_newest_first``."""
+
+    def find(
+        self,
+        *,
+        since: datetime | None = None,
+        similar_to: str | None = None,
+        limit: int = MAX_REFUSALS,
+    ) -> list[Refusal]:
+        """The refusals remembered, at or after ``since``, newest first.
+
+        With ``similar_to``, only those whose address is at least :data:`SIMILAR`
+        like it, the most similar first, each with its ``similarity``.
+        """
+        found = self._newest_first(since)
+        if similar_to is not None:
+            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
+            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
+            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
+        return found[:limit]
+
+    def _newest_first(self, since: datetime | None) -> list[Refusal]:
+        """The refusals remembered, at or after ``since`` (all with None), newest first."""
+        raise NotImplementedError
+
+
+class RefusalLog(RefusalFinder):
     """The server's recent refusals at ``RCPT TO``, from any thread.
 
     ``clock`` gives the current time as an aware datetime (the default: now, in UTC).
@@ -83,26 +111,11 @@ class RefusalLog:
         with self._lock:
             self._refusals.append(refusal)
 
-    def find(
-        self,
-        *,
-        since: datetime | None = None,
-        similar_to: str | None = None,
-        limit: int = MAX_REFUSALS,
-    ) -> list[Refusal]:
-        """The refusals remembered, at or after ``since``, newest first.
-
-        With ``similar_to``, only those whose address is at least :data:`SIMILAR`
-        like it, the most similar first, each with its ``similarity``.
-        """
+    def _newest_first(self, since: datetime | None) -> list[Refusal]:
         with self._lock:
             found = [r for r in self._current() if since is None or r.at >= since]
         found.reverse()
-        if similar_to is not None:
-            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
-            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
-            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
-        return found[:limit]
+        return found
 
     def _current(self) -> list[Refusal]:
         """Forget the refusals older than ``max_age``; return the others, oldest first."""
