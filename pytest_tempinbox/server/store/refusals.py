@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from ...models import Refusal
 
 __all__ = [
+    "MAX_FIELD",
     "MAX_REFUSALS",
     "MAX_SIMILAR_TO",
     "REFUSAL_MAX_AGE",
@@ -33,7 +34,8 @@ REFUSAL_MAX_AGE = 600.0  # seconds
 MAX_SIMILAR_TO = 254  # characters of an address to compare with: RFC 5321's longest
 SIMILAR = 0.6
 """The :func:`similarity` from which a refused address counts as like another."""
-_MAX_FIELD = 256  # characters kept of an address or EHLO name: a path is 256 octets at most
+MAX_FIELD = 256
+"""Characters kept of a refused address or EHLO name: a path is 256 octets at most."""
 
 
 def similarity(address: str, other: str) -> float:
@@ -103,10 +105,10 @@ class RefusalLog(RefusalFinder):
         """Remember that mail to ``address`` was refused with ``reply`` (its text, no code)."""
         refusal = Refusal(
             at=self._clock(),
-            address=address[:_MAX_FIELD],
+            address=address[:MAX_FIELD],
             reply=reply,
             client_ip=client_ip,
-            helo=None if helo is None else helo[:_MAX_FIELD],
+            helo=None if helo is None else helo[:MAX_FIELD],
         )
         with self._lock:
             self._refusals.append(refusal)

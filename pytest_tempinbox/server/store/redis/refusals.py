@@ -20,12 +20,11 @@ from typing import Any, TypeVar
 import redis
 
 from ....models import Refusal
-from ..refusals import MAX_REFUSALS, REFUSAL_MAX_AGE, RefusalFinder
+from ..refusals import MAX_FIELD, MAX_REFUSALS, REFUSAL_MAX_AGE, RefusalFinder
 from .scripts import REFUSALS
 
 __all__ = ["RedisRefusals", "unavailable"]
 
-_MAX_FIELD = 256  # as refusals.py: a path is 256 octets at most
 _T = TypeVar("_T")
 
 REDIS_DOWN = (
@@ -59,10 +58,10 @@ class RedisRefusals(RefusalFinder):
         entry = json.dumps(
             [
                 datetime.now(timezone.utc).isoformat(),
-                address[:_MAX_FIELD],
+                address[:MAX_FIELD],
                 reply,
                 client_ip,
-                None if helo is None else helo[:_MAX_FIELD],
+                None if helo is None else helo[:MAX_FIELD],
             ]
         )
         pipe = self._redis.pipeline(transaction=True)
