@@ -8,11 +8,13 @@ serves until SIGINT or SIGTERM.
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
+from typing import TypeVar
 
 from ._version import __version__
 from .config import (
@@ -40,12 +42,13 @@ from .smtp_security import (
     DEFAULT_TLS,
     SMTP_AUTH_HELP,
     TLS_HELP,
-    SMTPAuth,
     parse_smtp_auth,
     parse_tls,
 )
 
 __all__ = ["main"]
+
+_T = TypeVar("_T")
 
 DOCS_URL = "https://github.com/pytest-tempinbox/pytest-tempinbox/blob/main/docs"
 """Where the documentation is read: the wheel ships none (pyproject's Documentation URL)."""
@@ -57,49 +60,30 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _domain(text: str) -> str:
-    """A ``--domain`` or ``--hostname``: a host name, an IDN as its A-labels."""
-    try:
-        return domain_name(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _argument_type(parse: Callable[[str], _T]) -> Callable[[str], _T]:
+    """``parse`` as an argparse type: its ValueError is the usage error, worded as it is."""
+
+    def read(text: str) -> _T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return read
 
 
-def _tls(text: str) -> str:
-    try:
-        return parse_tls(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _public_smtp(text: str) -> tuple[str, int]:
-    try:
-        return parse_public_smtp(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _store(text: str) -> str:
-    try:
-        return parse_store(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _dkim_keys(text: str) -> dict[str, str]:
+def _load_dkim_keys(text: str) -> dict[str, str]:
     from .checks.dkim import load_dkim_keys
 
-    try:
-        return load_dkim_keys(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return load_dkim_keys(text)
 
 
-def _smtp_auth(text: str) -> SMTPAuth:
-    try:
-        return parse_smtp_auth(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+_domain = _argument_type(domain_name)  # a --domain or --hostname: an IDN as its A-labels
+_tls = _argument_type(parse_tls)
+_public_smtp = _argument_type(parse_public_smtp)
+_store = _argument_type(parse_store)
+_dkim_keys = _argument_type(_load_dkim_keys)
+_smtp_auth = _argument_type(parse_smtp_auth)
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -224,13 +208,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
-    def parse(text: str) -> float | None:
-        try:
-            return parse_limit(setting, text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
+    return _argument_type(functools.partial(parse_limit, setting))
 
 
 def _config(options: argparse.Namespace) -> ServerConfig:

@@ -19,8 +19,8 @@ import functools
 import json
 from typing import Any
 
-from ...errors import LINK_CHECKS_OFF, NOT_FOUND, InvalidRequest
-from .endpoints import Reply, encode_json, parse_off_loop, problem_reply
+from ...errors import LINK_CHECKS_OFF, NOT_FOUND
+from .endpoints import Reply, encode_json, parse_off_loop, problem_reply, seconds_parameter
 from .request import Request
 
 __all__ = ["MAX_LINK_TIMEOUT", "html_check", "link_check", "spam_check"]
@@ -91,14 +91,10 @@ async def spam_check(request: Request) -> Reply:
 
 
 def _timeout(text: str | None) -> float:
-    if text is None:
-        return 5.0
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= MAX_LINK_TIMEOUT:  # nan fails too
-        raise InvalidRequest(
-            f"timeout must be a number of seconds above 0, up to {MAX_LINK_TIMEOUT:g}"
-        )
-    return value
+    return seconds_parameter(
+        text,
+        absent=5.0,
+        top=MAX_LINK_TIMEOUT,
+        zero=False,
+        error=f"timeout must be a number of seconds above 0, up to {MAX_LINK_TIMEOUT:g}",
+    )

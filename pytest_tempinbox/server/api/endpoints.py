@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +41,7 @@ __all__ = [
     "json_body",
     "parse_off_loop",
     "problem_reply",
+    "seconds_parameter",
     "unparsed_bytes",
 ]
 
@@ -158,3 +160,23 @@ def json_body(body: bytes) -> dict[str, Any] | None:
     if not isinstance(options, dict):
         raise InvalidRequest("the request body must be a JSON object")
     return options
+
+
+def seconds_parameter(
+    text: str | None, *, absent: float, top: float, zero: bool, error: str
+) -> float:
+    """A query parameter in seconds: ``absent`` when not given, else a number up to ``top``.
+
+    Above 0, or from 0 with ``zero``; anything else (not a number, NaN
+    included) is :class:`InvalidRequest` with ``error``.
+    """
+    if text is None:
+        return absent
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    above_floor = value >= 0 if zero else value > 0
+    if not (above_floor and value <= top):  # NaN fails both
+        raise InvalidRequest(error)
+    return value

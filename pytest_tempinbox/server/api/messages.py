@@ -10,7 +10,6 @@ imported here.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -21,7 +20,13 @@ from ...parsing.message import served_attachment
 from ..store.addresses import fold_subaddress
 from ..store.protocol import InboxStore
 from ..store.stored_message import StoredMessage
-from .endpoints import INLINE_PARSE_BYTES, Reply, parse_off_loop, unparsed_bytes
+from .endpoints import (
+    INLINE_PARSE_BYTES,
+    Reply,
+    parse_off_loop,
+    seconds_parameter,
+    unparsed_bytes,
+)
 from .request import Request
 
 __all__ = [
@@ -227,12 +232,10 @@ def _message_list(found: list[StoredMessage]) -> Reply:
 
 def wait_parameter(text: str | None) -> float:
     """The ``wait`` query parameter in seconds (0 when absent); :class:`InvalidRequest` if bad."""
-    if text is None:
-        return 0.0
-    try:
-        wait = float(text)
-    except ValueError:
-        wait = math.nan
-    if not 0 <= wait <= MAX_WAIT:  # also false for NaN
-        raise InvalidRequest(f"wait must be a number of seconds from 0 to {MAX_WAIT:g}")
-    return wait
+    return seconds_parameter(
+        text,
+        absent=0.0,
+        top=MAX_WAIT,
+        zero=True,
+        error=f"wait must be a number of seconds from 0 to {MAX_WAIT:g}",
+    )

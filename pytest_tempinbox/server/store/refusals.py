@@ -19,10 +19,12 @@ from datetime import datetime, timezone
 from ...models import Refusal
 
 __all__ = [
+    "MAX_FIELD",
     "MAX_REFUSALS",
     "MAX_SIMILAR_TO",
     "REFUSAL_MAX_AGE",
     "SIMILAR",
+    "RefusalFinder",
     "RefusalLog",
     "similarity",
 ]
@@ -32,7 +34,8 @@ REFUSAL_MAX_AGE = 600.0  # seconds
 MAX_SIMILAR_TO = 254  # characters of an address to compare with: RFC 5321's longest
 SIMILAR = 0.6
 """The :func:`similarity` from which a refused address counts as like another."""
-_MAX_FIELD = 256  # characters kept of an address or EHLO name: a path is 256 octets at most
+MAX_FIELD = 256
+"""Characters kept of a refused address or EHLO name: a path is 256 octets at most."""
 
 
 def similarity(address: str, other: str) -> float:
@@ -50,7 +53,34 @@ def similarity(address: str, other: str) -> float:
     return 0.75 * local_ratio + 0.25 * domain_ratio
 
 
-class RefusalLog:
+class RefusalFinder:
+    """What every log of refusals finds alike: the ``find`` over its ``_newest_first``."""
+
+    def find(
+        self,
+        *,
+        since: datetime | None = None,
+        similar_to: str | None = None,
+        limit: int = MAX_REFUSALS,
+    ) -> list[Refusal]:
+        """The refusals remembered, at or after ``since``, newest first.
+
+        With ``similar_to``, only those whose address is at least :data:`SIMILAR`
+        like it, the most similar first, each with its ``similarity``.
+        """
+        found = self._newest_first(since)
+        if similar_to is not None:
+            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
+            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
+            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
+        return found[:limit]
+
+    def _newest_first(self, since: datetime | None) -> list[Refusal]:
+        """The refusals remembered, at or after ``since`` (all with None), newest first."""
+        raise NotImplementedError
+
+
+class RefusalLog(RefusalFinder):
     """The server's recent refusals at ``RCPT TO``, from any thread.
 
     ``clock`` gives the current time as an aware datetime (the default: now, in UTC).
@@ -75,34 +105,19 @@ class RefusalLog:
         """Remember that mail to ``address`` was refused with ``reply`` (its text, no code)."""
         refusal = Refusal(
             at=self._clock(),
-            address=address[:_MAX_FIELD],
+            address=address[:MAX_FIELD],
             reply=reply,
             client_ip=client_ip,
-            helo=None if helo is None else helo[:_MAX_FIELD],
+            helo=None if helo is None else helo[:MAX_FIELD],
         )
         with self._lock:
             self._refusals.append(refusal)
 
-    def find(
-        self,
-        *,
-        since: datetime | None = None,
-        similar_to: str | None = None,
-        limit: int = MAX_REFUSALS,
-    ) -> list[Refusal]:
-        """The refusals remembered, at or after ``since``, newest first.
-
-        With ``similar_to``, only those whose address is at least :data:`SIMILAR`
-        like it, the most similar first, each with its ``similarity``.
-        """
+    def _newest_first(self, since: datetime | None) -> list[Refusal]:
         with self._lock:
             found = [r for r in self._current() if since is None or r.at >= since]
         found.reverse()
-        if similar_to is not None:
-            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
-            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
-            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
-        return found[:limit]
+        return found
 
     def _current(self) -> list[Refusal]:
         """Forget the refusals older than ``max_age``; return the others, oldest first."""

@@ -503,15 +503,26 @@
     return [score, table(["feature", "points lost", "platforms lacking it", "used"], rows)];
   }
 
-  // Runs one check behind its button: the button is off while it runs.
-  async function runCheck(button, region, waiting, fetchAndShow) {
+  // Runs one of the server's checks of the message behind its button (the button is off
+  // while it runs) and shows its report as `draw` draws it, or why it failed: the error's
+  // own message for the code `plain` (it says what to do), else after `failure`.
+  async function runCheck(button, region, waiting, { kind, plain, failure, draw }) {
     const id = current;
     if (id === null) return;
     button.disabled = true;
     region.setAttribute("aria-busy", "true");
     region.replaceChildren(element("p", waiting, "meta"));
     try {
-      await fetchAndShow(id);
+      let report;
+      try {
+        report = await getJson(checkUrl(id, kind));
+      } catch (error) {
+        if (current !== id) return;
+        const text = error.code === plain ? error.message : `${failure}: ${error.message}`;
+        region.replaceChildren(element("p", text, "warning"));
+        return;
+      }
+      if (current === id) region.replaceChildren(...draw(report));
     } finally {
       if (current === id) {
         button.disabled = false;
@@ -521,19 +532,11 @@
   }
 
   function checkLinks() {
-    const region = $("link-check");
-    return runCheck($("check-links"), region, "Requesting each link…", async (id) => {
-      let report;
-      try {
-        report = await getJson(checkUrl(id, "link"));
-      } catch (error) {
-        if (current !== id) return;
-        const off = error.code === "link_checks_off";
-        const text = off ? error.message : `Could not check the links: ${error.message}`;
-        region.replaceChildren(element("p", text, "warning"));
-        return;
-      }
-      if (current === id) region.replaceChildren(...linkReport(report));
+    return runCheck($("check-links"), $("link-check"), "Requesting each link…", {
+      kind: "link",
+      plain: "link_checks_off",
+      failure: "Could not check the links",
+      draw: linkReport,
     });
   }
 
@@ -577,19 +580,11 @@
   }
 
   function checkSpam() {
-    const region = $("spam-check");
-    return runCheck($("check-spam"), region, "SpamAssassin is reading the message…", async (id) => {
-      let report;
-      try {
-        report = await getJson(checkUrl(id, "spam"));
-      } catch (error) {
-        if (current !== id) return;
-        const missing = error.code === "spamassassin_missing";
-        const text = missing ? error.message : `Could not score the message: ${error.message}`;
-        region.replaceChildren(element("p", text, "warning"));
-        return;
-      }
-      if (current === id) region.replaceChildren(...spamReport(report));
+    return runCheck($("check-spam"), $("spam-check"), "SpamAssassin is reading the message…", {
+      kind: "spam",
+      plain: "spamassassin_missing",
+      failure: "Could not score the message",
+      draw: spamReport,
     });
   }
 

@@ -20,12 +20,11 @@ from typing import Any, TypeVar
 import redis
 
 from ....models import Refusal
-from ..refusals import MAX_REFUSALS, REFUSAL_MAX_AGE, SIMILAR, similarity
+from ..refusals import MAX_FIELD, MAX_REFUSALS, REFUSAL_MAX_AGE, RefusalFinder
 from .scripts import REFUSALS
 
 __all__ = ["RedisRefusals", "unavailable"]
 
-_MAX_FIELD = 256  # as refusals.py: a path is 256 octets at most
 _T = TypeVar("_T")
 
 REDIS_DOWN = (
@@ -47,7 +46,7 @@ def unavailable(call: Callable[[], _T]) -> _T:
         raise StoreUnavailable(f"Redis does not answer: {str(exc).rstrip('.')}") from None
 
 
-class RedisRefusals:
+class RedisRefusals(RefusalFinder):
     """The refusals of every server process on one Redis, from any thread."""
 
     def __init__(self, client: redis.Redis, max_age: float = REFUSAL_MAX_AGE) -> None:
@@ -59,10 +58,10 @@ class RedisRefusals:
         entry = json.dumps(
             [
                 datetime.now(timezone.utc).isoformat(),
-                address[:_MAX_FIELD],
+                address[:MAX_FIELD],
                 reply,
                 client_ip,
-                None if helo is None else helo[:_MAX_FIELD],
+                None if helo is None else helo[:MAX_FIELD],
             ]
         )
         pipe = self._redis.pipeline(transaction=True)
@@ -71,19 +70,7 @@ class RedisRefusals:
         pipe.pexpire(REFUSALS, int(self.max_age * 1000))
         unavailable(pipe.execute)
 
-    def find(
-        self,
-        *,
-        since: datetime | None = None,
-        similar_to: str | None = None,
-        limit: int = MAX_REFUSALS,
-    ) -> list[Refusal]:
-        """The refusals remembered, at or after ``since``, newest first.
-
-        With ``similar_to``, only those whose address is at least
-        :data:`~pytest_tempinbox.server.store.refusals.SIMILAR` like it, the most similar
-        first, each with its ``similarity``.
-        """
+    def _newest_first(self, since: datetime | None) -> list[Refusal]:
         entries: list[Any] = unavailable(lambda: self._redis.lrange(REFUSALS, 0, -1))
         oldest = datetime.now(timezone.utc).timestamp() - self.max_age
         found = []
@@ -92,8 +79,4 @@ class RedisRefusals:
             refusal = Refusal(datetime.fromisoformat(at), address, reply, client_ip, helo)
             if refusal.at.timestamp() >= oldest and (since is None or refusal.at >= since):
                 found.append(refusal)
-        if similar_to is not None:
-            scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
-            found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
-            found.sort(key=lambda r: -(r.similarity or 0.0))  # stable: newest first on ties
-        return found[:limit]
+        return found
