@@ -10,7 +10,7 @@ from starlette.routing import compile_path
 from pytest_tempinbox import errors
 from pytest_tempinbox.client.http import _error_from
 from pytest_tempinbox.server.api.endpoints import PROBLEM_TYPE, problem_reply
-from pytest_tempinbox.server.api.routes import API_PREFIX, ROUTES, Route, match
+from pytest_tempinbox.server.api.routes import ROUTES, Route, match
 from pytest_tempinbox.transport import Answer
 
 
