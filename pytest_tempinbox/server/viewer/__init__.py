@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Mapping
-from importlib import resources
 from urllib.parse import urlsplit
 
 from ...errors import NOT_FOUND
@@ -78,7 +78,10 @@ ASSETS: Mapping[str, str] = {
 
 @functools.cache
 def _read(name: str) -> bytes:
-    return resources.files(__name__).joinpath(name).read_bytes()
+    # By path beside this module (a wheel installs the files there): importlib.resources
+    # would load tempfile, shutil and the compression modules with every server's start.
+    with open(os.path.join(os.path.dirname(__file__), name), "rb") as file:
+        return file.read()
 
 
 def page() -> Reply:
