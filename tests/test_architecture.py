@@ -30,6 +30,9 @@ ALLOWED = {
     "client": CORE | {"parsing", "checks", "models"},
 }
 TOP = {"__init__", "__main__", "_cli", "plugin", "django_mail"}  # may import anything
+# Calls that import the module their first argument names (a literal, relative to the caller's
+# package when it starts with a dot): importlib's, and the route table's lazy endpoints.
+IMPORTING_CALLS = {"import_module", "_later"}
 
 
 def part_of(module: str) -> str:
@@ -85,7 +88,21 @@ def every_import(
                     found |= {f"{target}.{alias.name}" for alias in node.names}
         elif isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.Call) and (named := _imported_by_call(node)):
+            dots = len(named) - len(named.lstrip("."))
+            base = package.split(".")[: package.count(".") + 2 - dots] if dots else []
+            found.add(".".join([*base, named.lstrip(".")]).strip("."))
     return found
+
+
+def _imported_by_call(call: ast.Call) -> str | None:
+    """The module a call of :data:`IMPORTING_CALLS` imports, when a literal names it."""
+    function = call.func
+    name = function.id if isinstance(function, ast.Name) else getattr(function, "attr", None)
+    if name not in IMPORTING_CALLS or not call.args:
+        return None
+    first = call.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
 
 
 def _type_checking_only(node: ast.stmt) -> bool:
@@ -128,6 +145,9 @@ def test_the_rules_see_the_imports() -> None:
     assert part_of("pytest_tempinbox.models") == "models"
     assert part_of("pytest_tempinbox.values") == "core"
     assert "pytest_tempinbox.checks.spam" in imports(PACKAGE / "models.py")
+    # The route table's lazy endpoints count as imports of their modules.
+    routes = imports(PACKAGE / "server" / "api" / "routes.py")
+    assert {"pytest_tempinbox.server.api.events", "pytest_tempinbox.server.viewer"} <= routes
 
 
 def test_the_values_import_nothing_of_the_package_but_errors() -> None:

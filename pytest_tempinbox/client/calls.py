@@ -11,7 +11,6 @@ it. The bottom of the client: it imports nothing of the client.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote as _url_quote
 
@@ -28,18 +27,31 @@ Flow = Generator["Call[Any]", Any, Result]
 """A generator of calls whose value is the flow's result."""
 
 
-# A dataclass: every module that imports this one imports the models too, and with
-# them dataclasses, so it costs about half a millisecond of import, no more.
-@dataclass(slots=True, eq=False)
+# A plain class, not a dataclass: making a dataclass costs about a millisecond of import
+# (its methods are compiled from source), and this one is made by every client's import.
 class Call(Generic[Result]):
     """One API call: the request, and ``read``, which turns a successful answer into a result."""
 
-    method: str
-    path: str
-    read: Callable[[Answer], Result]
-    params: Params = None
-    body: Body = None
-    timeout: float | None = None
+    __slots__ = ("body", "method", "params", "path", "read", "timeout")
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        read: Callable[[Answer], Result],
+        params: Params = None,
+        body: Body = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.read = read
+        self.params = params
+        self.body = body
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"Call({self.method!r}, {self.path!r}, params={self.params!r})"
 
 
 def drive(flow: Flow[Result], make: Callable[[Call[Any]], Any]) -> Result:

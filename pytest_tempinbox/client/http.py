@@ -25,7 +25,6 @@ from ..parsing.match import Wanted
 from ..transport import Answer, AsyncTransport, Transport
 from .calls import Call, Flow, drive, drive_async, error_from, smtp_of
 from .calls import quote as _quote
-from .explain import explain_flow, loop_is_running
 from .flows import (
     Check,
     Filter,
@@ -697,6 +696,9 @@ class Inbox:
             return self.client._messages(self.address, None, None)
 
         def notes() -> Flow[list[str]]:
+            # Only a wait that fails explains itself: its module loads then.
+            from .explain import explain_flow, loop_is_running
+
             # A blocking wait on a thread whose event loop runs held up mail sent from it.
             blocked = blocking if blocking is not None and loop_is_running() else None
             return explain_flow(self, blocking=blocked)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import re
 from binascii import a2b_qp
-from dataclasses import dataclass
 
 __all__ = ["SIMPLE_LIMIT", "SimpleBody", "SimpleMessage", "simple_message"]
 
@@ -67,9 +66,8 @@ _AS_IS_ENCODINGS = frozenset({"7bit", "8bit", "binary"})
 _QUOTED_PRINTABLE = "quoted-printable"
 
 
-# Dataclasses: their module is imported anyway by the only importer of this one
-# (parsing.message), so creating them costs no import of their own.
-@dataclass(slots=True, eq=False)
+# A plain class, not a dataclass: making a dataclass costs about a millisecond of import
+# (its methods are compiled from source), and these two are made at every server's start.
 class SimpleBody:
     """A text or HTML body the shortcut found: its bytes, decoded if sent quoted-printable.
 
@@ -78,12 +76,14 @@ class SimpleBody:
     charset in lowercase, or None.
     """
 
-    path: str
-    data: bytes
-    charset: str | None
+    __slots__ = ("charset", "data", "path")
+
+    def __init__(self, path: str, data: bytes, charset: str | None) -> None:
+        self.path = path
+        self.data = data
+        self.charset = charset
 
 
-@dataclass(slots=True, eq=False)
 class SimpleMessage:
     """A message the shortcut read: its headers as written, and its bodies.
 
@@ -93,10 +93,19 @@ class SimpleMessage:
     ``html_first`` tells whether the HTML body comes before the text body.
     """
 
-    headers: list[tuple[str, str]]
-    text: SimpleBody | None
-    html: SimpleBody | None = None
-    html_first: bool = False
+    __slots__ = ("headers", "html", "html_first", "text")
+
+    def __init__(
+        self,
+        headers: list[tuple[str, str]],
+        text: SimpleBody | None,
+        html: SimpleBody | None = None,
+        html_first: bool = False,
+    ) -> None:
+        self.headers = headers
+        self.text = text
+        self.html = html
+        self.html_first = html_first
 
 
 class _Head:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from email.message import Message
 
@@ -195,7 +195,8 @@ def parse_message(
     return _parsed(raw, run, _structure(raw, run))
 
 
-@dataclass(slots=True, eq=False)
+# A plain class, not a dataclass: making a dataclass costs about a millisecond of import
+# (its methods are compiled from source), and this one is made at every server's start.
 class _Structure:
     """The headers, the bodies' sources and the attachments' parts, before they are read.
 
@@ -203,13 +204,22 @@ class _Structure:
     defects in the same order.
     """
 
-    headers: dict[str, tuple[str, ...]]
-    raw_headers: dict[str, list[str]]  # by lowercase name, still folded
-    _: KW_ONLY
-    text: Callable[[], str] | None = None
-    html: Callable[[], str] | None = None
-    html_first: bool = False
-    layout: Layout | None = None
+    __slots__ = ("headers", "html", "html_first", "layout", "raw_headers", "text")
+
+    def __init__(
+        self,
+        headers: dict[str, tuple[str, ...]],
+        raw_headers: dict[str, list[str]],  # by lowercase name, still folded
+        *,
+        html_first: bool = False,
+        layout: Layout | None = None,
+    ) -> None:
+        self.headers = headers
+        self.raw_headers = raw_headers
+        self.text: Callable[[], str] | None = None
+        self.html: Callable[[], str] | None = None
+        self.html_first = html_first
+        self.layout = layout
 
 
 def _structure(raw: bytes, run: ParseRun) -> _Structure:

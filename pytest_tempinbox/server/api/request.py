@@ -9,7 +9,6 @@ answers with a :class:`~.endpoints.Reply`. No web framework is imported here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..store.protocol import InboxStore
@@ -20,9 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["Request"]
 
 
-# A dataclass: the store it names already imports their module (through values.py),
-# so creating it costs about half a millisecond of this module's import, no more.
-@dataclass(slots=True, eq=False, repr=False)
+# A plain class, not a dataclass: making a dataclass costs about a millisecond of import
+# (its methods are compiled from source), and this one is made at every server's start.
 class Request:
     """What an endpoint is given: the store, the request's parts, the server's settings.
 
@@ -35,13 +33,25 @@ class Request:
     for the routes that do not read them (those answered in the caller's thread).
     """
 
-    store: InboxStore
-    args: Mapping[str, Any]
-    query: Mapping[str, str]
-    body: bytes = b""
-    base_url: str = ""
-    settings: ApiSettings | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    __slots__ = ("args", "base_url", "body", "headers", "query", "settings", "store")
+
+    def __init__(
+        self,
+        store: InboxStore,
+        args: Mapping[str, Any],
+        query: Mapping[str, str],
+        body: bytes = b"",
+        base_url: str = "",
+        settings: ApiSettings | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.args = args
+        self.query = query
+        self.body = body
+        self.base_url = base_url
+        self.settings = settings
+        self.headers: Mapping[str, str] = {} if headers is None else headers
 
     def server(self) -> ApiSettings:
         """The server's settings, for a route that needs them."""

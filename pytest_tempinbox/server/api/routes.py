@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from importlib import import_module
 
-from .. import viewer
-from . import checks, events, faults, inboxes, messages, operations, refusals
+from . import inboxes, messages, refusals
 from .endpoints import Reply
 from .request import Request
 
@@ -53,7 +53,7 @@ class Route:
     the base URL: the HTTP app spells it out only for those.
     """
 
-    __slots__ = ("direct", "endpoints", "name", "path", "pattern", "template", "uses_base_url")
+    __slots__ = ("_pattern", "direct", "endpoints", "name", "path", "template", "uses_base_url")
 
     def __init__(
         self,
@@ -72,7 +72,18 @@ class Route:
         self.endpoints = endpoints
         self.direct = direct
         self.uses_base_url = uses_base_url
-        self.pattern = _compile(template)
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The template as a regular expression, relative to the prefix, compiled on first use.
+
+        Only the templated routes of the API need theirs, for :func:`match`; the
+        HTTP app's router compiles its own.
+        """
+        if self._pattern is None:
+            self._pattern = _compile(self.template)
+        return self._pattern
 
     def __repr__(self) -> str:
         return f"Route({self.name!r}, {self.template!r}, {sorted(self.endpoints)})"
@@ -100,6 +111,25 @@ def _always(direct: Direct) -> Endpoint:
     return endpoint
 
 
+def _later(module: str, name: str) -> Endpoint:
+    """The endpoint ``name`` of ``module`` (relative to this package), imported on its first call.
+
+    For the routes a test seldom calls (the checks, the event stream, the
+    faults, the operational pages, the viewer): the server starts without
+    their modules, and the first call pays for the import, once. The
+    architecture test reads these names as imports.
+    """
+    found: list[Endpoint] = []
+
+    async def endpoint(request: Request) -> Reply:
+        if not found:
+            found.append(getattr(import_module(module, __package__), name))
+        return await found[0](request)
+
+    endpoint.__qualname__ = endpoint.__name__ = name
+    return endpoint
+
+
 ROUTES: tuple[Route, ...] = (
     Route(
         "generate",
@@ -117,32 +147,44 @@ ROUTES: tuple[Route, ...] = (
         "/messages/{email}/{id}/attachments/{index:int}",
         {"GET": messages.attachment},
     ),
-    Route("html_check", "/messages/{email}/{id}/html-check", {"GET": checks.html_check}),
-    Route("link_check", "/messages/{email}/{id}/link-check", {"GET": checks.link_check}),
-    Route("spam_check", "/messages/{email}/{id}/spam-check", {"GET": checks.spam_check}),
+    Route(
+        "html_check", "/messages/{email}/{id}/html-check", {"GET": _later(".checks", "html_check")}
+    ),
+    Route(
+        "link_check", "/messages/{email}/{id}/link-check", {"GET": _later(".checks", "link_check")}
+    ),
+    Route(
+        "spam_check", "/messages/{email}/{id}/spam-check", {"GET": _later(".checks", "spam_check")}
+    ),
     Route("delete", "/delete/{email}", {"DELETE": _always(inboxes.delete)}, inboxes.delete),
     # One route for the three methods, so that a 405's Allow header names them all.
     Route(
         "faults",
         "/faults/{email}",
-        {"GET": faults.faults, "POST": faults.add_fault, "DELETE": faults.clear_faults},
+        {
+            "GET": _later(".faults", "faults"),
+            "POST": _later(".faults", "add_fault"),
+            "DELETE": _later(".faults", "clear_faults"),
+        },
     ),
-    Route("events", "/events/{email}", {"GET": events.events}),
-    Route("info", "/info", {"GET": operations.info}),
+    Route("events", "/events/{email}", {"GET": _later(".events", "events")}),
+    Route("info", "/info", {"GET": _later(".operations", "info")}),
     Route("refused", "/refused", {"GET": _always(refusals.refused)}, refusals.refused),
-    Route("openapi", "/openapi.json", {"GET": operations.openapi}),
-    Route("ca_certificate", "/ca.pem", {"GET": operations.ca_certificate}),
+    Route("openapi", "/openapi.json", {"GET": _later(".operations", "openapi")}),
+    Route("ca_certificate", "/ca.pem", {"GET": _later(".operations", "ca_certificate")}),
     # The process answers, the store untouched; readiness needs the listeners and the store.
-    Route("health", "/health", {"GET": operations.health}),
-    Route("ready", "/ready", {"GET": operations.ready}),
+    Route("health", "/health", {"GET": _later(".operations", "health")}),
+    Route("ready", "/ready", {"GET": _later(".operations", "ready")}),
     # Beside the API: the metrics, where Prometheus looks for them, and the inbox viewer.
-    Route("metrics", "/metrics", {"GET": operations.metrics}, prefix=""),
-    Route("viewer", "/", {"GET": viewer.page_endpoint}, prefix=""),
-    Route("viewer_asset", "/viewer/{name}", {"GET": viewer.asset_endpoint}, prefix=""),
+    Route("metrics", "/metrics", {"GET": _later(".operations", "metrics")}, prefix=""),
+    Route("viewer", "/", {"GET": _later("..viewer", "page_endpoint")}, prefix=""),
+    Route(
+        "viewer_asset", "/viewer/{name}", {"GET": _later("..viewer", "asset_endpoint")}, prefix=""
+    ),
     Route(
         "viewer_html",
         "/viewer/messages/{email}/{id}/html",
-        {"GET": viewer.html_endpoint},
+        {"GET": _later("..viewer", "html_endpoint")},
         prefix="",
     ),
 )
