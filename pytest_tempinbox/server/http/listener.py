@@ -31,13 +31,19 @@ class LazyHTTP:
     The socket listens from the start, so connections queue in its backlog until
     uvicorn accepts them. A test session served in-process (the plugin's local
     transport) never pays for importing Starlette and uvicorn, nor for uvicorn's
-    graceful shutdown. ``app`` builds the ASGI app.
+    graceful shutdown. ``app`` builds the ASGI app; ``backlog`` is the socket's
+    queue of connections, which uvicorn's own default would otherwise replace.
     """
 
     def __init__(
-        self, app: Callable[[], ASGIApp], sock: socket.socket, stopping: asyncio.Event
+        self,
+        app: Callable[[], ASGIApp],
+        sock: socket.socket,
+        stopping: asyncio.Event,
+        backlog: int,
     ) -> None:
         self.app = app
+        self.backlog = backlog
         self.sock = sock
         self.stopping = stopping
         self.server: uvicorn.Server | None = None
@@ -60,6 +66,7 @@ class LazyHTTP:
             access_log=False,
             timeout_graceful_shutdown=2,
             date_header=False,
+            backlog=self.backlog,
         )
         server = uvicorn.Server(config)
         stopping = self.stopping

@@ -77,6 +77,7 @@ class SMTPService:
         self.timeout = config.smtp_timeout
         self.max_connections = config.max_connections
         self.data_line_limit = config.data_line_limit
+        self.backlog = config.listen_backlog
         self.tls = tls
         self.tls_context = tls_context
         # The fast lane serves every mode but those where AUTH or STARTTLS comes first.
@@ -130,9 +131,11 @@ class SMTPService:
                 ssl=self.tls_context,
                 # A client that connects and never finishes the handshake is let go.
                 ssl_handshake_timeout=min(self.timeout, 60.0),
+                backlog=self.backlog,
             )
         else:
-            self._server = await loop.create_server(protocol, sock=sock)
+            # The backlog is given again: asyncio listens anew with its own default (100).
+            self._server = await loop.create_server(protocol, sock=sock, backlog=self.backlog)
 
     async def stop(self) -> None:
         """Stop accepting, and close every open session, idle or mid-transaction."""

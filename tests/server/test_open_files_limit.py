@@ -1,0 +1,140 @@
+"""At its limit of open files the standalone server refuses new connections and serves the rest.
+
+Each test runs ``python -m pytest_tempinbox`` on asyncio's loop with a limit of
+64 open files (soft and hard, so that the command cannot raise it) and holds
+SMTP sessions open until the server has no descriptor left for the next one.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import smtplib
+import sys
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from pytest_tempinbox.server.sockets import HEADROOM
+
+from ..helpers import Standalone, make_message
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
+
+LIMIT = 64
+
+
+class AtTheLimit:
+    """A standalone server with 64 open files at most, its API session and an inbox, filled up.
+
+    ``held`` are the SMTP sessions it accepted (greeted with 220), and
+    ``refused`` the reply of the first one it could not accept.
+    """
+
+    def __init__(self, loop: str = "asyncio") -> None:
+        self.process = Standalone(
+            "--smtp-port", "0", "--api-port", "0", "--loop", loop, open_files=(LIMIT, LIMIT)
+        )
+        self.host, self.port, self.api = self.process.read_addresses()
+        self.session = requests.Session()  # its connection is open before the limit
+        self.address = self.session.post(self.api + "/generate", timeout=5).json()["email"]
+        self.held: list[smtplib.SMTP] = []
+        self.refused: tuple[int, str] | None = None
+        while self.refused is None and len(self.held) < 2 * LIMIT:
+            self.refused = self.connect()
+
+    def connect(self) -> tuple[int, str] | None:
+        """Open one more SMTP session: None when it is greeted (and held), else its reply."""
+        try:
+            self.held.append(smtplib.SMTP(self.host, self.port, timeout=5))
+        except smtplib.SMTPConnectError as exc:
+            error = exc.smtp_error
+            return exc.smtp_code, error.decode() if isinstance(error, bytes) else error
+        except smtplib.SMTPServerDisconnected:
+            return 0, "closed without a reply"
+        return None
+
+    def stop(self) -> str:
+        """Close the held sessions, stop the server, and return its stderr."""
+        for session in self.held:
+            session.close()
+        self.session.close()
+        status, _, stderr = self.process.stop(signal.SIGTERM)
+        assert status == 0, stderr
+        return stderr
+
+
+@pytest.fixture
+def at_the_limit() -> Iterator[AtTheLimit]:
+    """A standalone server on asyncio's loop, at its limit of open files."""
+    server = AtTheLimit()
+    yield server
+    if server.process.process.poll() is None:
+        server.stop()
+
+
+def test_a_new_smtp_connection_gets_421_at_the_limit(at_the_limit: AtTheLimit) -> None:
+    assert at_the_limit.refused is not None, "64 open files and 128 sessions all accepted"
+    code, text = at_the_limit.refused
+    assert (code, text) == (421, "4.7.0 tempinbox.test Too many open files, try again later")
+    # The last HEADROOM descriptors are the server's own, never a connection's.
+    assert 0 < len(at_the_limit.held) < LIMIT - HEADROOM
+
+
+def test_every_further_connection_is_refused_too(at_the_limit: AtTheLimit) -> None:
+    replies = {at_the_limit.connect() for _ in range(20)}
+    assert replies == {at_the_limit.refused}
+
+
+def test_a_new_http_connection_gets_a_503_problem_at_the_limit(at_the_limit: AtTheLimit) -> None:
+    response = requests.get(at_the_limit.api + "/info", timeout=5)
+    assert response.status_code == 503, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["retry-after"] == "1"
+    assert response.json()["code"] == "too_many_connections"
+
+
+def test_open_sessions_still_deliver_and_open_http_connections_still_read(
+    at_the_limit: AtTheLimit,
+) -> None:
+    message = make_message(to=at_the_limit.address, subject="at the limit")
+    at_the_limit.held[0].send_message(message)
+    url = f"{at_the_limit.api}/messages/{at_the_limit.address}"
+    response = at_the_limit.session.get(url, timeout=5)
+    assert response.status_code == 200, response.text
+    assert [message["subject"] for message in response.json()] == ["at the limit"]
+
+
+def test_connections_are_accepted_again_once_descriptors_are_freed(
+    at_the_limit: AtTheLimit,
+) -> None:
+    for session in at_the_limit.held[:5]:
+        session.close()
+    del at_the_limit.held[:5]
+    assert at_the_limit.connect() is None
+    assert requests.get(at_the_limit.api + "/info", timeout=5).status_code == 200
+
+
+def test_the_log_says_it_once_a_second_at_most_with_the_count(at_the_limit: AtTheLimit) -> None:
+    for _ in range(200):
+        at_the_limit.connect()
+    stderr = at_the_limit.stop()
+    lines = stderr.splitlines()
+    assert 1 <= len(lines) <= 5, stderr[:2000]
+    assert "socket.accept() out of system resource" not in stderr
+    assert "near the limit of open files (RLIMIT_NOFILE 64): refused" in lines[0]
+    refused = sum(int(count) for count in re.findall(r"(\d+) SMTP", stderr))
+    assert refused == 201
+
+
+def test_on_uvloop_libuv_closes_new_connections_and_serves_the_rest() -> None:
+    pytest.importorskip("uvloop")
+    server = AtTheLimit("uvloop")
+    try:
+        assert server.refused == (0, "closed without a reply")
+        assert server.session.get(server.api + "/info", timeout=5).status_code == 200
+        assert server.held[0].noop()[0] == 250
+    finally:
+        stderr = server.stop()
+    assert not stderr
