@@ -108,7 +108,8 @@ class TooManyFaults(TempInboxError):
 class TooManyStreams(TempInboxError):
     """Raised when an event stream would be one more than a server allows open at once.
 
-    The limits are 10 streams per inbox and 100 in all.
+    The limits are the server's ``max_streams_per_inbox`` and ``max_streams``:
+    10 and 100 by default, 10 and 10,000 for the standalone command.
     """
 
     code = "too_many_streams"
