@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import signal
 import smtplib
+import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 
@@ -138,3 +140,69 @@ def test_on_uvloop_libuv_closes_new_connections_and_serves_the_rest() -> None:
     finally:
         stderr = server.stop()
     assert not stderr
+
+
+# --- when accept() itself meets the limit --------------------------------------------------
+
+# A listener whose process has taken every descriptor itself, so that accept() fails
+# with EMFILE: with the spare descriptor (``spare`` true) or without, then serves
+# for ``seconds``. The headroom is turned off, so only the EMFILE path answers.
+EMFILE_LISTENER = """
+import asyncio, os, resource, sys
+from pytest_tempinbox.server.sockets import Refusals, listen
+
+async def main(spare, seconds):
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    refusals = Refusals()
+    if spare:
+        refusals.open()
+    refusals.ceiling = None
+    sock = listen("127.0.0.1", 0, "SMTP", 100, refusals, b"421 4.7.0 busy\\r\\n")
+    await asyncio.get_running_loop().create_server(asyncio.Protocol, sock=sock)
+    taken = []
+    try:
+        while True:
+            taken.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        pass
+    print(sock.getsockname()[1], flush=True)
+    await asyncio.sleep(seconds)
+    refusals.close()
+
+asyncio.run(main(sys.argv[1] == "spare", float(sys.argv[2])))
+"""
+
+
+def emfile_listener(spare: bool, seconds: float) -> tuple[subprocess.Popen[str], int]:
+    """The listener above in a child process, and its port once it is full."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", EMFILE_LISTENER, "spare" if spare else "none", str(seconds)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    return process, int(process.stdout.readline())
+
+
+def test_at_emfile_the_spare_descriptor_answers_and_closes_each_connection() -> None:
+    process, port = emfile_listener(spare=True, seconds=3)
+    replies = []
+    for _ in range(30):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            replies.append(sock.makefile("rb").readline())
+    _, stderr = process.communicate(timeout=20)
+    assert replies == [b"421 4.7.0 busy\r\n"] * 30
+    assert "out of system resource" not in stderr
+    refused = sum(int(count) for count in re.findall(r"(\d+) SMTP", stderr))
+    assert (refused, len(stderr.splitlines()) <= 4) == (30, True), stderr
+
+
+def test_at_emfile_without_a_spare_asyncio_logs_it_once_a_second_not_per_call() -> None:
+    process, port = emfile_listener(spare=False, seconds=3)
+    waiting = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(30)]
+    _, stderr = process.communicate(timeout=20)
+    for sock in waiting:
+        sock.close()
+    # asyncio pauses the listener a second each time: 3 s, 3 or 4 lines; not 30 a call.
+    assert 1 <= stderr.count("socket.accept() out of system resource") <= 4, stderr[:2000]
