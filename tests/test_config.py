@@ -5,6 +5,7 @@ from __future__ import annotations
 import smtplib
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,7 @@ def test_the_command_line_builds_the_configuration_the_keywords_build() -> None:
     options = _parser("tempinbox").parse_args([*arguments.split(), "--max-recipients", "3"])
     from_cli = _config(options)
     # The standalone server's own defaults (a shared service's), the flag given.
-    limits = {setting.name: setting.standalone for setting in LIMIT_SETTINGS}
+    limits: dict[str, Any] = {setting.name: setting.standalone for setting in LIMIT_SETTINGS}
     expected = ServerConfig(
         domains=["Mail.Test"], smtp_auth="alice:s3cret", **{**limits, "max_recipients": 3}
     )

@@ -363,8 +363,7 @@ class InboxServer:
     def _bind(self) -> tuple[socket.socket, socket.socket]:
         smtp_port, api_port = self._requested_ports
         backlog, refusals = self.config.listen_backlog, self.refusals
-        # A client of implicit TLS expects a handshake: it is closed without a word.
-        smtp_reply = b"" if self.tls == "implicit" else smtp_refusal(self.hostname)
+        smtp_reply = smtp_refusal(self.hostname, self.tls)
         refusals.open()
         smtp_socket = listen(self.host, smtp_port, "SMTP", backlog, refusals, smtp_reply)
         try:
@@ -426,9 +425,13 @@ class InboxServer:
         except StoreUnavailable as exc:  # it recovers by itself; start() checked it answers
             log.warning("the store is not ready: %s", exc)
         tls_context = None if self._authority is None else self._authority.server_context()
-        smtp = SMTPService(self.store, self.config, tls_context, self.counters)
+        smtp = SMTPService(
+            self.store, self.config, tls_context, self.counters, refusals=self.refusals
+        )
         await smtp.start(smtp_socket)
-        http = LazyHTTP(self.app, api_socket, self._stopping, self.config.listen_backlog)
+        http = LazyHTTP(
+            self.app, api_socket, self._stopping, self.config.listen_backlog, self.refusals
+        )
         http.arm()
         self._ready.set()
 

@@ -21,8 +21,9 @@ headroom), a descriptor kept spare (:class:`Refusals`) is closed to accept the
 waiting connection, refuse it, and opened again. Either way asyncio is told
 that the queue is empty, connections already open are served as before, and
 the log says what was refused once a second at most. uvloop never calls this
-``accept()``: libuv's own spare descriptor closes waiting connections without
-a word, and nothing is logged.
+``accept()``: there the SMTP and HTTP protocols ask :meth:`Refusals.at_ceiling`
+as a connection begins, and at the limit itself libuv's own spare descriptor
+closes waiting connections without a word.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import logging
 import os
 import socket
 import time
-from typing import Any
+from typing import Any, cast
 
 from ..errors import TOO_MANY_CONNECTIONS, ServerStartError
 
@@ -97,6 +98,25 @@ class Refusals:
         """Answer ``reply`` on an accepted connection, close it, and count it refused."""
         with conn:
             _answer(conn, reply)
+        self._count(role)
+
+    def at_ceiling(self, transport: asyncio.BaseTransport) -> bool:
+        """Tell whether a connection holds one of the last :data:`HEADROOM` descriptors.
+
+        For a protocol's ``connection_made``: on uvloop, whose listeners accept in
+        libuv, never calling :meth:`ListeningSocket.accept`.
+        """
+        sock = transport.get_extra_info("socket")
+        return self.ceiling is not None and sock is not None and sock.fileno() >= self.ceiling
+
+    def refuse_transport(self, transport: asyncio.BaseTransport, role: str, reply: bytes) -> None:
+        """Answer ``reply`` on a connection its protocol was just given, close it, count it."""
+        if reply:
+            cast(asyncio.WriteTransport, transport).write(reply)  # uvloop's too
+        transport.close()
+        self._count(role)
+
+    def _count(self, role: str) -> None:
         self.refused[role] = self.refused.get(role, 0) + 1
         self._unreported[role] = self._unreported.get(role, 0) + 1
         self._report()
@@ -216,8 +236,13 @@ def _open_files_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def smtp_refusal(hostname: str) -> bytes:
-    """What the SMTP listener answers a connection it refuses at the open-file limit."""
+def smtp_refusal(hostname: str, tls: str) -> bytes:
+    """What the SMTP listener answers a connection it refuses at the open-file limit.
+
+    Nothing with implicit TLS, where the client expects a handshake: it is closed.
+    """
+    if tls == "implicit":
+        return b""
     return f"421 4.7.0 {hostname} Too many open files, try again later\r\n".encode("ascii")
 
 
