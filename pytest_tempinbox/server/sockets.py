@@ -259,7 +259,7 @@ def http_refusal() -> bytes:
             "type": f"tag:pytest-tempinbox,2026:problem:{TOO_MANY_CONNECTIONS}",
             "title": "Service Unavailable",
             "status": 503,
-            "detail": "the server is at its limit of open files; try again later",
+            "detail": "the server is near its limit of open files; try again later",
             "code": TOO_MANY_CONNECTIONS,
         },
         separators=(",", ":"),
