@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import django_suite, footprint, ingest, latency, reads, redis_store, suite, unused
+from . import django_suite, footprint, ingest, latency, reads, redis_store, suite, unused, waiters
 from .machine import describe, machine
 from .measure import Section
 from .report import failures, table
@@ -55,6 +55,8 @@ class Plan:
     redis_rounds: int
     redis_messages: int
     redis_sends: int
+    waiters: int
+    wakes: int
 
 
 FULL = Plan(
@@ -70,6 +72,8 @@ FULL = Plan(
     redis_rounds=5,
     redis_messages=4000,
     redis_sends=200,
+    waiters=1000,
+    wakes=200,
 )
 QUICK = Plan(
     ingest_rounds=2,
@@ -84,6 +88,8 @@ QUICK = Plan(
     redis_rounds=2,
     redis_messages=2000,
     redis_sends=50,
+    waiters=200,
+    wakes=50,
 )
 
 SECTIONS: dict[str, Callable[[Plan], Section]] = {
@@ -97,6 +103,7 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     "redis": lambda plan: redis_store.measure(
         rounds=plan.redis_rounds, messages=plan.redis_messages, sends=plan.redis_sends
     ),
+    "waiters": lambda plan: waiters.measure(waiters=plan.waiters, wakes=plan.wakes),
 }
 
 

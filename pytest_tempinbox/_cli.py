@@ -32,7 +32,6 @@ from .config import (
 from .errors import ServerStartError
 from .limits import (
     LIMIT_SETTINGS,
-    STANDALONE_INBOX_TTL,
     LimitSetting,
     format_limit,
     parse_limit,
@@ -194,7 +193,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "limits", f"what a client sees at each: {DOCS_URL}/limits.md"
     )
     for setting in LIMIT_SETTINGS:
-        default = STANDALONE_INBOX_TTL if setting.name == "inbox_ttl" else setting.default
+        default = setting.standalone
         limits.add_argument(
             f"--{setting.flag}",
             dest=setting.name,
@@ -203,8 +202,48 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             metavar="N",
             help=f"{setting.help} (default: {format_limit(default)})",
         )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="say at start how the process's limits were set: open files, listen backlog",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
+
+
+def _raise_open_files_limit() -> str:
+    """Raise the soft limit of open files to the hard one; say what was done.
+
+    Each connection is a descriptor, and the common soft limit of 1,024 is less
+    than a shared server holds. The plugin never does this: the test process's
+    limits are the test run's.
+    """
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to raise
+        return "open files: no RLIMIT_NOFILE on this platform"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:  # macOS: the kernel's own cap applies
+        hard = max(soft, 1 << 20)
+    if soft == resource.RLIM_INFINITY or soft >= hard:
+        return f"open files: soft limit {soft}, already the hard limit"
+    try:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (hard, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+    except (ValueError, OSError) as exc:
+        return f"open files: soft limit {soft} kept, cannot raise it to {hard}: {exc}"
+    return f"open files: soft limit raised from {soft} to {hard} (the hard limit)"
+
+
+def _somaxconn() -> str:
+    """What Linux caps a listen backlog at, as the verbose start says it."""
+    try:
+        with open("/proc/sys/net/core/somaxconn", encoding="ascii") as file:
+            return f"the kernel caps it at net.core.somaxconn = {int(file.read())}"
+    except (OSError, ValueError):
+        return "the system may cap it lower"
 
 
 def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
@@ -239,6 +278,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     by default; ``python -m pytest_tempinbox`` passes its own.
     """
     options = _parser(prog).parse_args(argv)
+    opened = _raise_open_files_limit()
+    if options.verbose:
+        print(opened, file=sys.stderr, flush=True)
+        print(
+            f"listen backlog: {options.listen_backlog} per listener ({_somaxconn()})",
+            file=sys.stderr,
+            flush=True,
+        )
     # Imported here so that --help and argument errors answer at once.
     from ._net import is_loopback
     from .server.inbox_server import InboxServer

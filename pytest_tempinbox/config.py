@@ -20,10 +20,13 @@ from .limits import (
     DEFAULT_DATA_LINE_LIMIT,
     DEFAULT_HEARTBEAT,
     DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_LISTEN_BACKLOG,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_MESSAGES_PER_INBOX,
     DEFAULT_MAX_RECIPIENTS,
     DEFAULT_MAX_STORED_BYTES,
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_MAX_STREAMS_PER_INBOX,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
@@ -173,10 +176,13 @@ class ServerConfig:
         "hostname",
         "inbox_ttl",
         "link_checks",
+        "listen_backlog",
         "max_connections",
         "max_messages_per_inbox",
         "max_recipients",
         "max_stored_bytes",
+        "max_streams",
+        "max_streams_per_inbox",
         "message_size_limit",
         "public_smtp",
         "smtp_auth",
@@ -202,6 +208,9 @@ class ServerConfig:
         max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
+        max_streams: int = DEFAULT_MAX_STREAMS,
+        max_streams_per_inbox: int = DEFAULT_MAX_STREAMS_PER_INBOX,
+        listen_backlog: int = DEFAULT_LISTEN_BACKLOG,
         allowed_hosts: Iterable[str] = (),
         tls: str = DEFAULT_TLS,
         smtp_auth: str | SMTPAuth = DEFAULT_SMTP_AUTH,
@@ -229,6 +238,9 @@ class ServerConfig:
         self.max_messages_per_inbox: int = max_messages_per_inbox
         self.max_stored_bytes: int = max_stored_bytes
         self.inbox_ttl: float | None = inbox_ttl
+        self.max_streams: int = max_streams
+        self.max_streams_per_inbox: int = max_streams_per_inbox
+        self.listen_backlog: int = listen_backlog
         self.allowed_hosts: tuple[str, ...] = tuple(name.lower() for name in allowed_hosts)
         self.tls: str = parse_tls(tls)
         self.smtp_auth: SMTPAuth = (
@@ -265,6 +277,9 @@ class ServerConfig:
             "messages_per_inbox": self.max_messages_per_inbox,
             "stored_bytes": self.max_stored_bytes,
             "inbox_ttl": self.inbox_ttl,
+            "streams": self.max_streams,
+            "streams_per_inbox": self.max_streams_per_inbox,
+            "listen_backlog": self.listen_backlog,
         }
 
     def __eq__(self, other: object) -> bool:

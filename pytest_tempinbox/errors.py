@@ -20,6 +20,7 @@ __all__ = [
     "PROBLEMS",
     "SHUTTING_DOWN",
     "TLS_OFF",
+    "TOO_MANY_CONNECTIONS",
     "URI_TOO_LONG",
     "AddressTaken",
     "AttachmentNotFound",
@@ -107,7 +108,8 @@ class TooManyFaults(TempInboxError):
 class TooManyStreams(TempInboxError):
     """Raised when an event stream would be one more than a server allows open at once.
 
-    The limits are 10 streams per inbox and 100 in all.
+    The limits are the server's ``max_streams_per_inbox`` and ``max_streams``:
+    10 and 100 by default, 10 and 10,000 for the standalone command.
     """
 
     code = "too_many_streams"
@@ -185,6 +187,7 @@ TLS_OFF = "tls_off"
 INTERNAL_ERROR = "internal_error"
 SHUTTING_DOWN = "shutting_down"
 LINK_CHECKS_OFF = "link_checks_off"
+TOO_MANY_CONNECTIONS = "too_many_connections"
 
 PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     InboxNotFound.code: (InboxNotFound.status, InboxNotFound),
@@ -205,6 +208,7 @@ PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     StoreUnavailable.code: (StoreUnavailable.status, StoreUnavailable),
     SHUTTING_DOWN: (503, TempInboxError),
     LINK_CHECKS_OFF: (403, TempInboxError),
+    TOO_MANY_CONNECTIONS: (503, TempInboxError),
     SpamAssassinError.code: (SpamAssassinError.status, SpamAssassinError),
     SpamAssassinMissing.code: (SpamAssassinMissing.status, SpamAssassinMissing),
     # Last, and apart: the server's own failure, never the fault of a request.

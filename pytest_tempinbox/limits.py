@@ -12,10 +12,13 @@ __all__ = [
     "DEFAULT_DATA_LINE_LIMIT",
     "DEFAULT_HEARTBEAT",
     "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_LISTEN_BACKLOG",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_MESSAGES_PER_INBOX",
     "DEFAULT_MAX_RECIPIENTS",
     "DEFAULT_MAX_STORED_BYTES",
+    "DEFAULT_MAX_STREAMS",
+    "DEFAULT_MAX_STREAMS_PER_INBOX",
     "DEFAULT_MESSAGE_SIZE_LIMIT",
     "LIMIT_SETTINGS",
     "MAX_FAULTS_PER_INBOX",
@@ -23,11 +26,12 @@ __all__ = [
     "MAX_FAULT_MESSAGE",
     "MAX_FAULT_TIMES",
     "MAX_FILTER_LENGTH",
-    "MAX_STREAMS",
-    "MAX_STREAMS_PER_INBOX",
     "MAX_TTL",
     "MAX_WAIT",
     "STANDALONE_INBOX_TTL",
+    "STANDALONE_LISTEN_BACKLOG",
+    "STANDALONE_MAX_CONNECTIONS",
+    "STANDALONE_MAX_STREAMS",
     "LimitSetting",
     "format_limit",
     "parse_limit",
@@ -42,6 +46,10 @@ COMMAND_LINE_LIMIT = 512  # octets, CRLF included (RFC 5321 4.5.3.1.4)
 DEFAULT_MAX_MESSAGES_PER_INBOX = 1000
 DEFAULT_MAX_STORED_BYTES = 256 * 1024 * 1024
 STANDALONE_INBOX_TTL = 3600.0
+# The standalone command's defaults where a shared service needs more than a test session.
+STANDALONE_MAX_CONNECTIONS = 1000
+STANDALONE_MAX_STREAMS = 10_000
+STANDALONE_LISTEN_BACKLOG = 16_384  # a burst of 10,000 connects queues whole
 MAX_TTL = 7 * 24 * 3600
 MAX_WAIT = 60.0  # seconds a long-poll may wait
 MAX_FILTER_LENGTH = 1000  # characters of a message filter (subject=, from=, text=)
@@ -49,9 +57,19 @@ MAX_FAULTS_PER_INBOX = 100  # pending injected faults
 MAX_FAULT_TIMES = 1000  # deliveries one fault applies to
 MAX_FAULT_DELAY = 60.0  # seconds an injected delay holds an answer
 MAX_FAULT_MESSAGE = 200  # characters of an injected reply's text
-MAX_STREAMS = 100  # event streams open at once, in all
-MAX_STREAMS_PER_INBOX = 10  # event streams open at once on one inbox
+DEFAULT_MAX_STREAMS = 100  # event streams open at once, in all
+DEFAULT_MAX_STREAMS_PER_INBOX = 10  # event streams open at once on one inbox
+# Connections each listener's queue holds before they are accepted: uvicorn's own
+# default, which the HTTP listener had before it was a setting.
+DEFAULT_LISTEN_BACKLOG = 2048
 DEFAULT_HEARTBEAT = 15.0  # seconds between comment lines on an idle event stream
+
+
+class _Same:
+    """A standalone default that is the plugin's."""
+
+
+_SAME = _Same()
 
 
 class LimitSetting:
@@ -61,10 +79,13 @@ class LimitSetting:
     ``--tempinbox-`` + ``flag``, and its ini key the same with underscores
     (``--tempinbox-idle-timeout``, ``tempinbox_idle_timeout``).
     ``seconds`` settings take fractions; with ``none_at_zero``, 0 means no limit.
+    ``standalone`` is the standalone command's default where it differs from
+    ``default`` (that of the plugin and :class:`InboxServer`): a shared service
+    holds more at once than one test session.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
-    __slots__ = ("default", "flag", "help", "name", "none_at_zero", "seconds")
+    __slots__ = ("default", "flag", "help", "name", "none_at_zero", "seconds", "standalone")
 
     def __init__(
         self,
@@ -75,10 +96,12 @@ class LimitSetting:
         *,
         seconds: bool = False,
         none_at_zero: bool = False,
+        standalone: float | _Same | None = _SAME,
     ) -> None:
         self.name = name
         self.flag = flag
         self.default = default
+        self.standalone = default if isinstance(standalone, _Same) else standalone
         self.help = help
         self.seconds = seconds
         self.none_at_zero = none_at_zero
@@ -93,7 +116,11 @@ LIMIT_SETTINGS = (
     ),
     LimitSetting("max_recipients", "max-recipients", DEFAULT_MAX_RECIPIENTS, "RCPTs per message"),
     LimitSetting(
-        "max_connections", "max-connections", DEFAULT_MAX_CONNECTIONS, "SMTP sessions at once"
+        "max_connections",
+        "max-connections",
+        DEFAULT_MAX_CONNECTIONS,
+        "SMTP sessions at once",
+        standalone=STANDALONE_MAX_CONNECTIONS,
     ),
     LimitSetting(
         "smtp_timeout",
@@ -128,6 +155,28 @@ LIMIT_SETTINGS = (
         "seconds an inbox lives; 0 for until deleted",
         seconds=True,
         none_at_zero=True,
+        standalone=STANDALONE_INBOX_TTL,
+    ),
+    LimitSetting(
+        "max_streams",
+        "max-streams",
+        DEFAULT_MAX_STREAMS,
+        "event streams open at once, in all",
+        standalone=STANDALONE_MAX_STREAMS,
+    ),
+    LimitSetting(
+        "max_streams_per_inbox",
+        "max-streams-per-inbox",
+        DEFAULT_MAX_STREAMS_PER_INBOX,
+        "event streams open at once on one inbox",
+    ),
+    LimitSetting(
+        "listen_backlog",
+        "listen-backlog",
+        DEFAULT_LISTEN_BACKLOG,
+        "connections each listener queues before accepting them (Linux caps it at"
+        " net.core.somaxconn)",
+        standalone=STANDALONE_LISTEN_BACKLOG,
     ),
 )
 """Every configurable limit, in the order the help lists them."""

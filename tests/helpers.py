@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -120,16 +121,27 @@ class RawSMTP:
 STARTUP_TIMEOUT = 30
 
 
-class Standalone:
-    """A ``python -m pytest_tempinbox`` subprocess and the addresses it printed."""
+def _limit_files(limits: tuple[int, int]) -> None:
+    """In the child before it runs: its soft and hard limits of open files."""
+    import resource
 
-    def __init__(self, *args: str) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+
+
+class Standalone:
+    """A ``python -m pytest_tempinbox`` subprocess and the addresses it printed.
+
+    ``open_files`` sets its soft and hard limits of open files (POSIX only).
+    """
+
+    def __init__(self, *args: str, open_files: tuple[int, int] | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "pytest_tempinbox", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=None if open_files is None else functools.partial(_limit_files, open_files),
         )
         self.lines: list[str] = []
 

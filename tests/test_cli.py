@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import smtplib
 import socket
@@ -194,6 +195,44 @@ def test_limits_reach_the_server_with_a_one_hour_ttl_by_default() -> None:
     assert info["limits"]["idle_timeout"] == 2.5
     assert info["limits"]["inbox_ttl"] == 3600
     assert generated["expires_at"] is not None
+
+
+def test_the_standalone_defaults_are_a_shared_services() -> None:
+    process = Standalone("--smtp-port", "0", "--api-port", "0")
+    try:
+        _, _, api = process.read_addresses()
+        limits = requests.get(api + "/info", timeout=5).json()["limits"]
+    finally:
+        process.stop(signal.SIGTERM)
+    assert (limits["streams"], limits["streams_per_inbox"]) == (10_000, 10)
+    assert (limits["connections"], limits["listen_backlog"]) == (1000, 16_384)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
+def test_the_soft_limit_of_open_files_is_raised_to_the_hard_one_and_said_at_verbose() -> None:
+    process = Standalone("--smtp-port", "0", "--api-port", "0", "-v", open_files=(256, 1024))
+    try:
+        process.read_addresses()
+        limits = Path(f"/proc/{process.process.pid}/limits")
+        in_effect = limits.read_text() if limits.exists() else ""
+    finally:
+        status, _, stderr = process.stop(signal.SIGTERM)
+    assert status == 0, stderr
+    assert "open files: soft limit raised from 256 to 1024 (the hard limit)" in stderr
+    assert re.search(r"listen backlog: 16384 per listener \(the kernel caps it at", stderr)
+    if in_effect:
+        assert re.search(r"Max open files\s+1024\s+1024", in_effect), in_effect
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_NOFILE is POSIX")
+def test_without_verbose_the_start_says_nothing_of_its_limits() -> None:
+    process = Standalone("--smtp-port", "0", "--api-port", "0", open_files=(256, 1024))
+    try:
+        process.read_addresses()
+    finally:
+        status, _, stderr = process.stop(signal.SIGTERM)
+    assert status == 0
+    assert stderr == ""
 
 
 def test_ttl_zero_keeps_inboxes_until_deleted() -> None:

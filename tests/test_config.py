@@ -5,13 +5,14 @@ from __future__ import annotations
 import smtplib
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from pytest_tempinbox import InboxServer
 from pytest_tempinbox._cli import _config, _parser
 from pytest_tempinbox.config import DEFAULT_DOMAIN, DEFAULT_HOST, ServerConfig
-from pytest_tempinbox.limits import STANDALONE_INBOX_TTL
+from pytest_tempinbox.limits import LIMIT_SETTINGS
 from pytest_tempinbox.server.store.factory import REDIS_EXTRA_MISSING
 from pytest_tempinbox.smtp_security import SMTPAuth
 
@@ -59,11 +60,10 @@ def test_the_command_line_builds_the_configuration_the_keywords_build() -> None:
     arguments = "--smtp-port 0 --api-port 0 --domain Mail.Test --tls off --smtp-auth alice:s3cret"
     options = _parser("tempinbox").parse_args([*arguments.split(), "--max-recipients", "3"])
     from_cli = _config(options)
+    # The standalone server's own defaults (a shared service's), the flag given.
+    limits: dict[str, Any] = {setting.name: setting.standalone for setting in LIMIT_SETTINGS}
     expected = ServerConfig(
-        domains=["Mail.Test"],
-        smtp_auth="alice:s3cret",
-        max_recipients=3,
-        inbox_ttl=STANDALONE_INBOX_TTL,  # the standalone server's own default
+        domains=["Mail.Test"], smtp_auth="alice:s3cret", **{**limits, "max_recipients": 3}
     )
     assert from_cli == expected
     # The AUTH setting is read once, not written back to USER:PASSWORD and read again.

@@ -28,10 +28,13 @@ from ..limits import (
     DEFAULT_DATA_LINE_LIMIT,
     DEFAULT_HEARTBEAT,
     DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_LISTEN_BACKLOG,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_MESSAGES_PER_INBOX,
     DEFAULT_MAX_RECIPIENTS,
     DEFAULT_MAX_STORED_BYTES,
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_MAX_STREAMS_PER_INBOX,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
@@ -40,7 +43,7 @@ from .event_loops import loop_factory
 from .http.listener import LazyHTTP
 from .in_process import ASGIApp, LocalTransport
 from .smtp.service import SMTPService
-from .sockets import listen
+from .sockets import Refusals, http_refusal, listen, smtp_refusal
 from .store.factory import open_store
 from .store.protocol import InboxStore
 
@@ -76,8 +79,11 @@ class InboxServer:
     ``max_connections`` SMTP sessions at once, ``smtp_timeout`` seconds of
     idleness per session, ``data_line_limit`` octets per line of message text,
     ``max_messages_per_inbox`` and ``max_stored_bytes`` (the oldest messages are
-    evicted beyond them), and ``inbox_ttl`` seconds of life per inbox (None:
-    until deleted). When bound to loopback, only requests whose Host header is
+    evicted beyond them), ``inbox_ttl`` seconds of life per inbox (None:
+    until deleted), ``max_streams`` event streams open at once
+    (``max_streams_per_inbox`` on one inbox), and ``listen_backlog``
+    connections each listener queues before accepting them. When bound to
+    loopback, only requests whose Host header is
     the bound address, ``localhost``, ``127.0.0.1``, ``[::1]`` or one of
     ``allowed_hosts`` are answered.
 
@@ -126,6 +132,9 @@ class InboxServer:
         max_messages_per_inbox: int = DEFAULT_MAX_MESSAGES_PER_INBOX,
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
+        max_streams: int = DEFAULT_MAX_STREAMS,
+        max_streams_per_inbox: int = DEFAULT_MAX_STREAMS_PER_INBOX,
+        listen_backlog: int = DEFAULT_LISTEN_BACKLOG,
         allowed_hosts: Iterable[str] = (),
         tls: str = DEFAULT_TLS,
         smtp_auth: str = DEFAULT_SMTP_AUTH,
@@ -150,6 +159,9 @@ class InboxServer:
                 max_messages_per_inbox=max_messages_per_inbox,
                 max_stored_bytes=max_stored_bytes,
                 inbox_ttl=inbox_ttl,
+                max_streams=max_streams,
+                max_streams_per_inbox=max_streams_per_inbox,
+                listen_backlog=listen_backlog,
                 allowed_hosts=allowed_hosts,
                 tls=tls,
                 smtp_auth=smtp_auth,
@@ -183,6 +195,8 @@ class InboxServer:
         self._app: ASGIApp | None = None
         self._app_lock = threading.Lock()
         self.counters = ServerCounters()  # what GET /metrics reports
+        self.refusals = Refusals()
+        """The connections refused at the open-file limit, and the descriptor kept spare for it."""
 
     @property
     def host(self) -> str:
@@ -348,11 +362,17 @@ class InboxServer:
 
     def _bind(self) -> tuple[socket.socket, socket.socket]:
         smtp_port, api_port = self._requested_ports
-        smtp_socket = listen(self.host, smtp_port, "SMTP")
+        backlog, refusals = self.config.listen_backlog, self.refusals
+        smtp_reply = smtp_refusal(self.hostname, self.tls)
+        refusals.open()
+        smtp_socket = listen(self.host, smtp_port, "SMTP", backlog, refusals, smtp_reply)
         try:
-            return smtp_socket, listen(self.host, api_port, "HTTP")
+            return smtp_socket, listen(
+                self.host, api_port, "HTTP", backlog, refusals, http_refusal()
+            )
         except BaseException:
             smtp_socket.close()
+            refusals.close()
             raise
 
     def _discard_authority(self) -> None:
@@ -393,6 +413,7 @@ class InboxServer:
             self._ready.set()
             smtp_socket.close()
             api_socket.close()
+            self.refusals.close()
             _cancel_remaining_tasks(loop)
             loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
@@ -404,9 +425,13 @@ class InboxServer:
         except StoreUnavailable as exc:  # it recovers by itself; start() checked it answers
             log.warning("the store is not ready: %s", exc)
         tls_context = None if self._authority is None else self._authority.server_context()
-        smtp = SMTPService(self.store, self.config, tls_context, self.counters)
+        smtp = SMTPService(
+            self.store, self.config, tls_context, self.counters, refusals=self.refusals
+        )
         await smtp.start(smtp_socket)
-        http = LazyHTTP(self.app, api_socket, self._stopping)
+        http = LazyHTTP(
+            self.app, api_socket, self._stopping, self.config.listen_backlog, self.refusals
+        )
         http.arm()
         self._ready.set()
 

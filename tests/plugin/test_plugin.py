@@ -160,6 +160,33 @@ def test_limits_come_from_options_and_ini(pytester: pytest.Pytester) -> None:
     pytester.runpytest("--tempinbox-idle-timeout", "4.5").assert_outcomes(passed=1)
 
 
+def test_the_stream_caps_and_backlog_come_from_options_and_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_max_streams = 3\ntempinbox_listen_backlog = 64\n")
+    pytester.makepyfile(
+        """
+        def test_limits(tempinbox_client):
+            limits = tempinbox_client.info()["limits"]
+            assert limits["streams"] == 3
+            assert limits["streams_per_inbox"] == 2
+            assert limits["listen_backlog"] == 64
+        """
+    )
+    result = pytester.runpytest("--tempinbox-max-streams-per-inbox", "2")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_plugin_keeps_its_own_stream_caps_and_backlog(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_limits(tempinbox_client):
+            limits = tempinbox_client.info()["limits"]
+            assert (limits["streams"], limits["streams_per_inbox"]) == (100, 10)
+            assert (limits["connections"], limits["listen_backlog"]) == (100, 2048)
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
 @pytest.mark.skipif(pytest.version_tuple < (8, 4), reason="pytest 8.4 added int and float ini keys")
 def test_the_help_gives_the_numeric_ini_keys_their_types(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")

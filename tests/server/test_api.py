@@ -44,6 +44,7 @@ def test_info_tells_where_the_smtp_listener_is(
         "fault_delay": 60.0,
         "streams": 100,
         "streams_per_inbox": 10,
+        "listen_backlog": 2048,
         "heartbeat": 15.0,
     }
     assert set(info["stats"]) == {"inboxes", "messages", "stored_bytes", "evictions", "streams"}

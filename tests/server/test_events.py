@@ -364,6 +364,33 @@ def test_a_server_has_at_most_100_streams(http: requests.Session) -> None:
         assert wait_until(lambda: streams_open(http, server.api_url) == 0)
 
 
+def test_the_stream_caps_are_the_servers_settings(http: requests.Session) -> None:
+    with InboxServer(max_streams=3, max_streams_per_inbox=2) as server:
+        host, port = server.smtp_host, server.api_port
+        first, second = (server.store.generate().address for _ in range(2))
+        sockets = []
+
+        def open_stream(address: str) -> None:
+            sock = socket.create_connection((host, port), timeout=TIMEOUT)
+            sockets.append(sock)
+            sock.sendall(f"GET /api/events/{address} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            assert sock.recv(64).startswith(b"HTTP/1.1 200 "), address
+
+        try:
+            open_stream(first)
+            open_stream(first)
+            over_inbox = http.get(f"{server.api_url}/events/{first}")
+            assert_problem(over_inbox, 429, "too_many_streams")
+            assert "2 event streams of this inbox" in over_inbox.json()["detail"]
+            open_stream(second)
+            over_all = http.get(f"{server.api_url}/events/{server.store.generate().address}")
+            assert_problem(over_all, 429, "too_many_streams")
+            assert "3 event streams are open" in over_all.json()["detail"]
+        finally:
+            for sock in sockets:
+                sock.close()
+
+
 # --- the parts ---------------------------------------------------------------------------
 
 

@@ -93,8 +93,9 @@ def test_the_limits_named_in_texts_are_written_out() -> None:
     too_many_faults = PATHS["/api/faults/{email}"]["post"]["responses"]["409"]["description"]
     assert f"holds {limits.MAX_FAULTS_PER_INBOX} pending faults" in too_many_faults
     too_many_streams = PATHS["/api/events/{email}"]["get"]["responses"]["429"]["description"]
-    assert too_many_streams.startswith(f"{limits.MAX_STREAMS_PER_INBOX} streams of this inbox, or ")
-    assert f"or {limits.MAX_STREAMS} in all" in too_many_streams
+    per_inbox, in_all = limits.DEFAULT_MAX_STREAMS_PER_INBOX, limits.DEFAULT_MAX_STREAMS
+    defaults = f"by default {per_inbox} and {in_all},"
+    assert defaults in too_many_streams
     refused = PATHS["/api/refused"]["get"]["description"]
     assert f"its last {MAX_REFUSALS} refusals, for {REFUSAL_MAX_AGE / 60:g} minutes:" in refused
     similar_to = parameter("/api/refused", "get", "similar_to")["description"]

@@ -78,6 +78,7 @@ def test_the_problem_table_holds_every_error_class_with_its_status() -> None:
         errors.TLS_OFF,
         errors.SHUTTING_DOWN,
         errors.LINK_CHECKS_OFF,
+        errors.TOO_MANY_CONNECTIONS,
         errors.INTERNAL_ERROR,
     }
 

@@ -48,7 +48,7 @@ class Servers:
         self.service = SMTPService(
             store, ServerConfig(hostname=HOSTNAME, message_size_limit=SIZE_LIMIT)
         )
-        ours, bare = listen("127.0.0.1", 0, "SMTP"), listen("127.0.0.1", 0, "SMTP")
+        ours, bare = listen("127.0.0.1", 0, "SMTP", 100), listen("127.0.0.1", 0, "SMTP", 100)
         loop.call(self.service.start(ours))
         handler = self.service.handler
 

@@ -53,7 +53,7 @@ class Pair:
         for lane in (True, False):
             service = SMTPService(store, config, fast_lane=lane)
             assert service.fast_lane is lane
-            sock = listen("127.0.0.1", 0, "SMTP")
+            sock = listen("127.0.0.1", 0, "SMTP", 100)
             self.ports[lane] = sock.getsockname()[1]
             loop.call(service.start(sock))
             self.services.append(service)

@@ -35,8 +35,6 @@ async def info(request: Request) -> Reply:
             "wait": MAX_WAIT,
             "faults_per_inbox": MAX_FAULTS_PER_INBOX,
             "fault_delay": MAX_FAULT_DELAY,
-            "streams": slots.limit,
-            "streams_per_inbox": slots.per_inbox,
             "heartbeat": config.event_heartbeat,
         },
         "stats": {**store.stats(), "streams": slots.total},

@@ -27,7 +27,8 @@ class ApiSettings:
     everything else comes from ``config``. ``GET /api/info`` reports the AUTH
     mode's name (``password``), never the password. ``counters`` are the
     server's: ``GET /metrics`` reads them, and ``GET /api/ready`` whether SMTP
-    listens. ``slots`` count the open event streams (``GET /api/events/...``), and
+    listens. ``slots`` count the open event streams (``GET /api/events/...``) within the
+    configuration's ``max_streams`` and ``max_streams_per_inbox``, and
     ``metrics`` keeps the Prometheus registry once ``GET /metrics`` is asked.
     """
 
@@ -35,8 +36,12 @@ class ApiSettings:
     smtp_port: int
     ca_pem: bytes | None = None
     counters: ServerCounters = field(default_factory=ServerCounters)
-    slots: StreamSlots = field(default_factory=StreamSlots)
+    slots: StreamSlots = field(init=False)
     metrics: MetricsEndpoint = field(default_factory=MetricsEndpoint)
+
+    def __post_init__(self) -> None:
+        slots = StreamSlots(self.config.max_streams, self.config.max_streams_per_inbox)
+        object.__setattr__(self, "slots", slots)  # frozen: set once, here
 
     @property
     def allowed_hosts(self) -> frozenset[str] | None:

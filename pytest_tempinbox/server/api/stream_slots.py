@@ -10,15 +10,20 @@ from __future__ import annotations
 import threading
 
 from ...errors import TooManyStreams
-from ...limits import MAX_STREAMS, MAX_STREAMS_PER_INBOX
+from ...limits import DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_INBOX
 
 __all__ = ["StreamSlots"]
 
 
 class StreamSlots:
-    """Counts the open streams, in all and per inbox, and refuses one over the limits."""
+    """Counts the open streams, in all and per inbox, and refuses one over the limits.
 
-    def __init__(self, limit: int = MAX_STREAMS, per_inbox: int = MAX_STREAMS_PER_INBOX) -> None:
+    ``limit`` and ``per_inbox`` are the server's ``max_streams`` and ``max_streams_per_inbox``.
+    """
+
+    def __init__(
+        self, limit: int = DEFAULT_MAX_STREAMS, per_inbox: int = DEFAULT_MAX_STREAMS_PER_INBOX
+    ) -> None:
         self.limit = limit
         self.per_inbox = per_inbox
         self._open: dict[str, int] = {}

@@ -13,9 +13,10 @@ import asyncio
 import logging
 import socket
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..in_process import ASGIApp
+from ..sockets import Refusals, http_refusal
 
 if TYPE_CHECKING:
     import uvicorn
@@ -31,13 +32,23 @@ class LazyHTTP:
     The socket listens from the start, so connections queue in its backlog until
     uvicorn accepts them. A test session served in-process (the plugin's local
     transport) never pays for importing Starlette and uvicorn, nor for uvicorn's
-    graceful shutdown. ``app`` builds the ASGI app.
+    graceful shutdown. ``app`` builds the ASGI app; ``backlog`` is the socket's
+    queue of connections, which uvicorn's own default would otherwise replace.
+    With ``refusals``, a connection holding one of the last descriptors below
+    the open-file limit is answered ``503`` and closed before uvicorn sees it.
     """
 
     def __init__(
-        self, app: Callable[[], ASGIApp], sock: socket.socket, stopping: asyncio.Event
+        self,
+        app: Callable[[], ASGIApp],
+        sock: socket.socket,
+        stopping: asyncio.Event,
+        backlog: int,
+        refusals: Refusals | None = None,
     ) -> None:
         self.app = app
+        self.backlog = backlog
+        self.refusals = refusals
         self.sock = sock
         self.stopping = stopping
         self.server: uvicorn.Server | None = None
@@ -60,6 +71,8 @@ class LazyHTTP:
             access_log=False,
             timeout_graceful_shutdown=2,
             date_header=False,
+            backlog=self.backlog,
+            http="auto" if self.refusals is None else _guarded(self.refusals),
         )
         server = uvicorn.Server(config)
         stopping = self.stopping
@@ -81,6 +94,31 @@ class LazyHTTP:
             return
         self.server.should_exit = True
         await self.serving
+
+
+def _guarded(refusals: Refusals) -> type[asyncio.Protocol]:
+    """The HTTP protocol uvicorn picks, but refusing a connection near the open-file limit.
+
+    On asyncio's loop the listening socket refuses it first; on uvloop, whose
+    listeners accept in libuv, this is where it is refused.
+    """
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    reply = http_refusal()
+
+    def connection_made(self: Any, transport: asyncio.BaseTransport) -> None:
+        self.refused = refusals.at_ceiling(transport)
+        if self.refused:
+            refusals.refuse_transport(transport, "HTTP", reply)
+        else:
+            AutoHTTPProtocol.connection_made(self, transport)
+
+    def connection_lost(self: Any, exc: Exception | None) -> None:
+        if not self.refused:  # a refused one never began
+            AutoHTTPProtocol.connection_lost(self, exc)
+
+    members = {"connection_made": connection_made, "connection_lost": connection_lost}
+    return type("GuardedHTTPProtocol", (AutoHTTPProtocol,), members)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

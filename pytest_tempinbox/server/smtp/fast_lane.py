@@ -38,6 +38,7 @@ from .data import DataReader
 from .handler import InboxHandler
 
 if TYPE_CHECKING:
+    from ..sockets import Refusals
     from ._aiosmtpd import SMTPProtocol
 
 __all__ = ["PLAIN_PATH", "FastLane", "LaneEnvelope", "LaneSession", "LaneSettings", "Session"]
@@ -106,6 +107,7 @@ class LaneSettings:
     ``take_over`` makes the aiosmtpd protocol a connection is handed to;
     ``sessions`` is the service's set of open connections (at most
     ``max_connections``). ``starttls`` says whether EHLO offers STARTTLS.
+    ``refusals`` turns away a connection near the open-file limit, with ``refusal``.
     """
 
     def __init__(
@@ -121,8 +123,12 @@ class LaneSettings:
         data_size_limit: int,
         data_line_limit: int,
         starttls: bool,
+        refusals: Refusals | None = None,
+        refusal: bytes = b"",
     ) -> None:
         self.handler = handler
+        self.refusals = refusals
+        self.refusal = refusal
         self.sessions = sessions
         self.take_over = take_over
         self.timeout = timeout
@@ -179,7 +185,11 @@ class FastLane(asyncio.Protocol):
         """Count the connection in and greet, or refuse it with ``421`` at the limit."""
         # uvloop's transports are not asyncio's classes, but do what asyncio.Transport does.
         self.transport = transport = cast(asyncio.Transport, transport)
-        sessions = self._settings.sessions
+        sessions, refusals = self._settings.sessions, self._settings.refusals
+        if refusals is not None and refusals.at_ceiling(transport):
+            refusals.refuse_transport(transport, "SMTP", self._settings.refusal)
+            self._gone = True
+            return
         if len(sessions) >= self._settings.max_connections:
             transport.write(b"421 4.7.0 Too many connections, try again later\r\n")
             transport.close()

@@ -35,6 +35,8 @@ from .handler import InboxHandler
 if TYPE_CHECKING:
     import ssl
 
+    from ..sockets import Refusals
+
 __all__ = ["Service", "TrackedSMTP", "Transaction", "protocol_factory"]
 
 
@@ -51,6 +53,8 @@ class Service(Protocol):
     auth: SMTPAuth
     tls: str
     tls_context: ssl.SSLContext | None
+    refusals: Refusals | None
+    refusal: bytes
 
 
 class Transaction(Envelope):
@@ -133,10 +137,13 @@ class TrackedSMTP(SMTPProtocol):
         data_line_limit: int,
         auth_offered: bool = True,
         auth_required: bool = False,
+        refusals: Refusals | None = None,
+        refusal: bytes = b"",
         **options: Any,
     ) -> None:
         super().__init__(handler, **options)
         self._sessions = sessions
+        self._refusals, self._refusal = refusals, refusal
         self._refusal_counts = handler.counters.refused
         self._max_connections = max_connections
         self._auth_offered = auth_offered
@@ -192,6 +199,10 @@ class TrackedSMTP(SMTPProtocol):
 
     def admit(self, transport: asyncio.BaseTransport) -> bool:
         """Count the connection in, or refuse it with ``421`` when the limit is reached."""
+        refusals = self._refusals
+        if refusals is not None and refusals.at_ceiling(transport):  # near the open-file limit
+            refusals.refuse_transport(transport, "SMTP", self._refusal)
+            return False
         # Counted here, as each connection is made, so a burst cannot outrun it.
         if len(self._sessions) >= self._max_connections:
             transport = cast(asyncio.WriteTransport, transport)  # uvloop's too
@@ -243,6 +254,8 @@ def protocol_factory(
             service.sessions,
             max_connections=service.max_connections,
             data_line_limit=service.data_line_limit,
+            refusals=service.refusals,
+            refusal=service.refusal,
             hostname=service.hostname,
             data_size_limit=service.message_size_limit,
             enable_SMTPUTF8=True,

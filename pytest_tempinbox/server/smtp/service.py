@@ -22,6 +22,7 @@ import aiosmtpd  # its package alone, for its version: not its protocol
 
 from ...config import ServerConfig
 from ..counters import ServerCounters
+from ..sockets import Refusals, smtp_refusal
 from ..store.protocol import InboxStore
 from .fast_lane import FastLane, LaneSettings, Session
 from .handler import InboxHandler
@@ -49,7 +50,9 @@ class SMTPService:
     AUTH is offered only after it. ``auth`` says which credentials AUTH accepts.
 
     What it serves is counted in ``counters`` (its own when none is given),
-    which also learns how to count the open sessions.
+    which also learns how to count the open sessions. With ``refusals``, a
+    connection holding one of the last descriptors below the open-file limit
+    is answered ``421`` and closed (:mod:`pytest_tempinbox.server.sockets`).
     """
 
     def __init__(
@@ -60,6 +63,7 @@ class SMTPService:
         counters: ServerCounters | None = None,
         *,
         fast_lane: bool = True,
+        refusals: Refusals | None = None,
     ) -> None:
         tls = config.tls
         if (tls != "off") != (tls_context is not None):
@@ -77,6 +81,9 @@ class SMTPService:
         self.timeout = config.smtp_timeout
         self.max_connections = config.max_connections
         self.data_line_limit = config.data_line_limit
+        self.backlog = config.listen_backlog
+        self.refusals = refusals
+        self.refusal = smtp_refusal(self.hostname, tls)
         self.tls = tls
         self.tls_context = tls_context
         # The fast lane serves every mode but those where AUTH or STARTTLS comes first.
@@ -118,6 +125,8 @@ class SMTPService:
                 data_size_limit=self.message_size_limit,
                 data_line_limit=self.data_line_limit,
                 starttls=self.tls == "starttls",
+                refusals=self.refusals,
+                refusal=self.refusal,
             )
 
             def protocol() -> asyncio.Protocol:
@@ -130,9 +139,11 @@ class SMTPService:
                 ssl=self.tls_context,
                 # A client that connects and never finishes the handshake is let go.
                 ssl_handshake_timeout=min(self.timeout, 60.0),
+                backlog=self.backlog,
             )
         else:
-            self._server = await loop.create_server(protocol, sock=sock)
+            # The backlog is given again: asyncio listens anew with its own default (100).
+            self._server = await loop.create_server(protocol, sock=sock, backlog=self.backlog)
 
     async def stop(self) -> None:
         """Stop accepting, and close every open session, idle or mid-transaction."""

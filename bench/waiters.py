@@ -1,0 +1,159 @@
+"""Many waiters: pending long-polls held by one standalone server, and waking one of them.
+
+A ``python -m pytest_tempinbox`` process serves; this process generates one
+inbox per waiter and opens that many keep-alive connections, each with a
+pending ``GET /api/messages/{email}?wait=55``. The server's resident memory
+before and after gives its cost per waiter. Then, while the others wait, one
+message at a time is sent to one waiter's inbox over a persistent SMTP
+connection: the wake latency runs from ``sendmail`` returning (the 250) to the
+whole answer read. A waiter must be answered once, with its message, and the
+others not at all. Linux only (the server's memory is read from ``/proc``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import smtplib
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+from .measure import Row, Section, median, percentile
+
+__all__ = ["NAME", "measure"]
+
+NAME = "many waiters"
+TARGET_BYTES_PER_WAITER = 16 * 1024
+TARGET_MEDIAN = 0.002
+TARGET_P99 = 0.010
+_WAIT = 55  # seconds each long-poll may wait: longer than the run
+_SETTLE = 3.0  # seconds for the waits to reach the server before its memory is read
+
+
+def _resident_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        found = re.search(r"VmRSS:\s+(\d+)", status.read())
+    assert found, "no VmRSS in /proc/PID/status"
+    return int(found.group(1))
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """Read one whole HTTP answer (head and Content-Length body) from ``sock``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed a waiting connection")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    found = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
+    length = int(found.group(1)) if found else 0
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def _raise_own_limit(needed: int) -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed <= hard or (soft < needed and hard == resource.RLIM_INFINITY):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+def measure(*, waiters: int, wakes: int) -> Section:
+    """Hold ``waiters`` long-polls on one standalone server; wake ``wakes`` of them one by one."""
+    print(f"{NAME}: {waiters} pending long-polls, {wakes} woken one at a time")
+    section = Section(NAME)
+    _raise_own_limit(waiters + 256)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pytest_tempinbox", "--smtp-port", "0", "--api-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    held: list[socket.socket] = []
+    try:
+        assert server.stdout is not None
+        text = server.stdout.readline() + server.stdout.readline()
+        smtp_at = re.search(r"smtp://([\d.]+):(\d+)", text)
+        api_at = re.search(r"http://([\d.]+):(\d+)", text)
+        assert smtp_at, f"no SMTP address in {text!r}"
+        assert api_at, f"no API URL in {text!r}"
+        host, port = api_at.group(1), int(api_at.group(2))
+        with requests.Session() as http:
+            http.trust_env = False
+            api = f"http://{host}:{port}/api"
+            generate = api + "/generate"
+            addresses = [http.post(generate, timeout=10).json()["email"] for _ in range(waiters)]
+        time.sleep(0.5)
+        before = _resident_kib(server.pid)
+        for address in addresses:
+            sock = socket.create_connection((host, port), timeout=10)
+            request = f"GET /api/messages/{address}?wait={_WAIT} HTTP/1.1\r\nHost: {host}\r\n\r\n"
+            sock.sendall(request.encode())
+            held.append(sock)
+        time.sleep(_SETTLE)
+        after = _resident_kib(server.pid)
+        per_waiter = (after - before) * 1024 / waiters
+        kib = per_waiter / 1024
+        print(f"  memory: {before} -> {after} KiB, {kib:.1f} KiB per waiter", flush=True)
+        latencies = []
+        with smtplib.SMTP(smtp_at.group(1), int(smtp_at.group(2))) as smtp:
+            for number in range(wakes):
+                message = f"Subject: wake {number}\r\n\r\nHello.\r\n"
+                smtp.sendmail("app@example.test", [addresses[number]], message)
+                sent = time.perf_counter()
+                answer = _answer(held[number])
+                latencies.append(time.perf_counter() - sent)
+                if f"wake {number}".encode() not in answer:
+                    section.errors.append(f"waiter {number} got another answer: {answer[:200]!r}")
+        early, _, _ = select.select(held[wakes:], [], [], 0)
+        if early:
+            section.errors.append(f"{len(early)} waiters not woken were answered")
+        middle, p99 = median(latencies), percentile(latencies, 0.99)
+        print(f"  wake: median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms", flush=True)
+    finally:
+        for sock in held:
+            sock.close()
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+    memory_ok = per_waiter <= TARGET_BYTES_PER_WAITER
+    section.rows.append(
+        Row(
+            NAME,
+            f"memory per pending long-poll ({waiters})",
+            f"{per_waiter / 1024:.1f} KiB",
+            "",
+            f"<= {TARGET_BYTES_PER_WAITER // 1024} KiB",
+            memory_ok,
+            "" if memory_ok else f"{per_waiter / 1024:.1f} KiB (target 16)",
+        )
+    )
+    wake_ok = middle < TARGET_MEDIAN and p99 < TARGET_P99
+    section.rows.append(
+        Row(
+            NAME,
+            f"wake one of {waiters}",
+            f"median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms",
+            "",
+            f"median < {TARGET_MEDIAN * 1000:g} ms, p99 < {TARGET_P99 * 1000:g} ms",
+            wake_ok,
+            "" if wake_ok else f"median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms",
+        )
+    )
+    section.data = {
+        "waiters": waiters,
+        "wakes": wakes,
+        "resident_kib": [before, after],
+        "bytes_per_waiter": round(per_waiter),
+        "wake_ms": [round(value * 1000, 3) for value in latencies],
+    }
+    return section
