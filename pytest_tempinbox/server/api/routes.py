@@ -12,10 +12,11 @@ framework is imported here.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Awaitable, Callable, Mapping
 
-from .. import viewer
+from .. import providers, viewer
 from . import checks, events, faults, inboxes, messages, operations, refusals
 from .endpoints import Reply
 from .request import Request
@@ -50,10 +51,22 @@ class Route:
     gives one reply. ``direct``, for a route of one method, is
     its answer in the caller's thread; the in-process transport sends every
     other route to the app. ``uses_base_url`` tells whether its endpoints read
-    the base URL: the HTTP app spells it out only for those.
+    the base URL: the HTTP app spells it out only for those. ``sends_mail``
+    marks a provider's send endpoint, whose body may hold a whole message (see
+    :func:`~.endpoints.send_body_limit`) where the API's take at most
+    :data:`~.endpoints.MAX_REQUEST_BODY`.
     """
 
-    __slots__ = ("direct", "endpoints", "name", "path", "pattern", "template", "uses_base_url")
+    __slots__ = (
+        "direct",
+        "endpoints",
+        "name",
+        "path",
+        "pattern",
+        "sends_mail",
+        "template",
+        "uses_base_url",
+    )
 
     def __init__(
         self,
@@ -64,6 +77,7 @@ class Route:
         *,
         uses_base_url: bool = False,
         prefix: str = API_PREFIX,
+        sends_mail: bool = False,
     ) -> None:
         assert direct is None or len(endpoints) == 1, "a direct answer is for one method"
         self.name = name
@@ -72,6 +86,7 @@ class Route:
         self.endpoints = endpoints
         self.direct = direct
         self.uses_base_url = uses_base_url
+        self.sends_mail = sends_mail
         self.pattern = _compile(template)
 
     def __repr__(self) -> str:
@@ -96,6 +111,19 @@ def _always(direct: Direct) -> Endpoint:
         reply = direct(request, None)
         assert reply is not None, "this answer never waits"
         return reply
+
+    return endpoint
+
+
+def _provider(module: str, function: str) -> Endpoint:
+    """A provider's endpoint, its module (:mod:`..providers`) imported when first asked."""
+    found: list[Endpoint] = []
+
+    async def endpoint(request: Request) -> Reply:
+        if not found:
+            imported = importlib.import_module(f"{providers.__name__}.{module}")
+            found.append(getattr(imported, function))
+        return await found[0](request)
 
     return endpoint
 
@@ -128,7 +156,7 @@ ROUTES: tuple[Route, ...] = (
         {"GET": faults.faults, "POST": faults.add_fault, "DELETE": faults.clear_faults},
     ),
     Route("events", "/events/{email}", {"GET": events.events}),
-    Route("info", "/info", {"GET": operations.info}),
+    Route("info", "/info", {"GET": operations.info}, uses_base_url=True),
     Route("refused", "/refused", {"GET": _always(refusals.refused)}, refusals.refused),
     Route("openapi", "/openapi.json", {"GET": operations.openapi}),
     Route("ca_certificate", "/ca.pem", {"GET": operations.ca_certificate}),
@@ -144,6 +172,17 @@ ROUTES: tuple[Route, ...] = (
         "/viewer/messages/{email}/{id}/html",
         {"GET": viewer.html_endpoint},
         prefix="",
+    ),
+    # The email providers' send APIs, each under a prefix of its own (docs/providers.md).
+    *(
+        Route(
+            f"{name}:{path}",
+            path,
+            {"POST": _provider(name, function)},
+            prefix=f"{providers.PREFIX}/{name}",
+            sends_mail=True,
+        )
+        for name, path, function in providers.ENDPOINTS
     ),
 )
 """Every route the server answers over HTTP, in the order the app tries them."""
