@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime, timezone
 from email import message_from_bytes
 from email.policy import default
@@ -108,3 +110,18 @@ def test_a_content_type_that_is_not_one_is_a_send_error() -> None:
     part = Part("a.bin", "not a type", b"x")
     with pytest.raises(SendError, match="not a content type"):
         build_message(Send(SENDER, TO, "Hi", "text", attachments=(part,)), RECORD, "<x@y>")
+
+
+def test_the_provider_modules_load_only_when_a_send_arrives() -> None:
+    script = (
+        "import sys, requests\n"
+        "from pytest_tempinbox import InboxServer\n"
+        "with InboxServer() as server:\n"
+        "    requests.get(server.api_url + '/info', timeout=10)\n"
+        "    prefix = 'pytest_tempinbox.server.providers.'\n"
+        "    print(sorted(name for name in sys.modules if name.startswith(prefix)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout == "[]\n", result.stderr
