@@ -102,7 +102,7 @@ def test_a_template_send_without_a_body_says_which_template_and_data() -> None:
 
 
 def test_a_line_break_in_the_subject_is_a_send_error() -> None:
-    with pytest.raises(SendError, match="cannot be built"):
+    with pytest.raises(SendError, match="line break"):
         build_message(Send(SENDER, TO, "Hi\r\nBcc: evil@example.com", "text"), RECORD, "<x@y>")
 
 
@@ -125,3 +125,10 @@ def test_the_provider_modules_load_only_when_a_send_arrives() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert result.stdout == "[]\n", result.stderr
+
+
+def test_a_non_ascii_subject_and_name_are_encoded_and_read_back() -> None:
+    message = read(Send(("Zoë", "app@example.com"), TO, "Grüße, " + "long " * 200, "text"))
+    assert message.subject == ("Grüße, " + "long " * 200).strip()
+    assert message.sender is not None
+    assert message.sender.name == "Zoë"

@@ -17,6 +17,7 @@ import base64
 import json
 import re
 from dataclasses import dataclass
+from email.header import Header
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import formataddr, formatdate
@@ -43,6 +44,7 @@ _HEADER_NAME = re.compile(r"[!-9;-~]+")
 # What a provider accepts as an address: a local part, an @ and a domain, no space.
 _ADDRESS = re.compile(r"[^@\s<>(),;:\"\[\]]+@[^@\s<>(),;:\"\[\]]+")
 _CONTENT_TYPE = re.compile(r"[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*")
+_BREAK = re.compile(r"[\r\n\0]")
 # Headers the builder writes itself: a send's own header of these names is left out.
 _BUILT = frozenset(
     {"from", "to", "cc", "bcc", "reply-to", "subject", "date", "content-type", "mime-version"}
@@ -151,30 +153,53 @@ def build_message(send: Send, record: ProviderRecord, message_id: str) -> bytes:
 
 
 def _build(send: Send, record: ProviderRecord, message_id: str) -> bytes:
-    message = EmailMessage(policy=SMTP)
-    message["From"] = formataddr(send.sender)
-    for name, mailboxes in (("To", send.to), ("Cc", send.cc), ("Reply-To", send.reply_to)):
-        if mailboxes:
-            message[name] = ", ".join(formataddr(mailbox) for mailbox in mailboxes)
-    message["Subject"] = send.subject
-    message["Date"] = formatdate(usegmt=True)
-    custom = {name.lower() for name, _ in send.headers}
-    if "message-id" not in custom:
-        message["Message-ID"] = message_id
-    for name, value in send.headers:
-        if name.lower() not in _BUILT:
-            message[name] = value
+    # The email package builds the MIME parts; the top headers are written
+    # here, as the header registry's parsing of each costs about as much as
+    # the rest of the message together.
+    body = EmailMessage(policy=SMTP)
     text, html = send.text, send.html
     if text is None and html is None:
         text = _template_text(record)
     if text is not None:
-        message.set_content(text)
+        body.set_content(text)
         if html is not None:
-            message.add_alternative(html, subtype="html")
+            body.add_alternative(html, subtype="html")
     elif html is not None:
-        message.set_content(html, subtype="html")
-    _attach(message, send.attachments)
-    return message.as_bytes()
+        body.set_content(html, subtype="html")
+    _attach(body, send.attachments)
+    return _head(send, message_id) + body.as_bytes()
+
+
+def _head(send: Send, message_id: str) -> bytes:
+    """The top headers, UTF-8 encoded with CRLFs: the addresses, subject, date, id, custom ones."""
+    lines = [f"From: {_addresses((send.sender,))}"]
+    for name, mailboxes in (("To", send.to), ("Cc", send.cc), ("Reply-To", send.reply_to)):
+        if mailboxes:
+            lines.append(f"{name}: {_addresses(mailboxes)}")
+    lines.append(f"Subject: {_encoded(send.subject)}")
+    lines.append(f"Date: {formatdate(usegmt=True)}")
+    if all(name.lower() != "message-id" for name, _ in send.headers):
+        lines.append(f"Message-ID: {message_id}")
+    for name, value in send.headers:
+        if name.lower() not in _BUILT:
+            lines.append(f"{name}: {_encoded(value)}")
+    return ("\r\n".join(lines) + "\r\n").encode("utf-8")
+
+
+def _addresses(mailboxes: tuple[Mailbox, ...]) -> str:
+    for name, address in mailboxes:
+        if _BREAK.search(name) or _BREAK.search(address):
+            raise SendError("a name or address holds a line break")
+    return ",\r\n ".join(formataddr(mailbox, "utf-8") for mailbox in mailboxes)
+
+
+def _encoded(value: str) -> str:
+    """A header's value: as it is when short ASCII, else RFC 2047 encoded and folded."""
+    if _BREAK.search(value):
+        raise SendError(f"a header value holds a line break: {value[:80]!r}")
+    if value.isascii() and len(value) < 900:
+        return value
+    return Header(value, "utf-8").encode(linesep="\r\n")
 
 
 def _template_text(record: ProviderRecord) -> str:
