@@ -141,3 +141,11 @@ def test_a_remote_attachment_path_is_refused(emails: type[resend.Emails], recipi
         emails.send(params(recipient.address, attachments=attachments))
     assert caught.value.error_type == "invalid_attachment"
     recipient.assert_no_message(within=0.2)
+
+
+def test_the_message_id_is_made_of_the_answered_id(
+    emails: type[resend.Emails], recipient: Inbox
+) -> None:
+    sent = emails.send(params(recipient.address))
+    message = recipient.wait_for_message(timeout=10)
+    assert message.message_id == f"<{sent['id']}@resend.tempinbox.invalid>"

@@ -191,3 +191,12 @@ def test_sandbox_mode_answers_200_and_delivers_nothing(
     )
     assert status == 200
     recipient.assert_no_message(within=0.3)
+
+
+def test_the_message_id_is_made_of_the_answered_x_message_id(
+    provider_server: InboxServer, recipient: Inbox
+) -> None:
+    response = sendgrid(provider_server).send(mail(recipient.address))
+    message = recipient.wait_for_message(timeout=10)
+    expected = f"<{response.headers['X-Message-Id']}.0@sendgrid.tempinbox.invalid>"
+    assert message.message_id == expected
