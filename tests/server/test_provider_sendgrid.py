@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
+import smtplib
 
 import pytest
+import requests
 from python_http_client.exceptions import BadRequestsError
 from sendgrid import SendGridAPIClient
 from sendgrid.helpers.mail import (
@@ -200,3 +202,38 @@ def test_the_message_id_is_made_of_the_answered_x_message_id(
     message = recipient.wait_for_message(timeout=10)
     expected = f"<{response.headers['X-Message-Id']}.0@sendgrid.tempinbox.invalid>"
     assert message.message_id == expected
+
+
+def test_the_api_filters_messages_by_provider_and_template(
+    provider_server: InboxServer, recipient: Inbox, http: requests.Session
+) -> None:
+    smtp_send(provider_server, recipient.address)
+    send = Mail(from_email=SENDER, to_emails=recipient.address)
+    send.template_id = "d-welcome"
+    sendgrid(provider_server).send(send)
+    url = f"{provider_server.api_url}/messages/{recipient.address}"
+    recipient.wait_for_message(timeout=10, match=lambda message: message.provider is not None)
+    for query, expected in (
+        ("provider=sendgrid", ["d-welcome"]),
+        ("template=d-welcome", ["d-welcome"]),
+        ("provider=resend", []),
+        ("template=d-other", []),
+    ):
+        found = http.get(f"{url}?{query}", timeout=10).json()
+        assert [message["provider"]["template_id"] for message in found] == expected, query
+
+
+def test_a_wait_filtered_by_provider_passes_smtp_mail_over(
+    provider_server: InboxServer, recipient: Inbox, http: requests.Session
+) -> None:
+    smtp_send(provider_server, recipient.address)
+    sendgrid(provider_server).send(mail(recipient.address, subject="By API"))
+    url = f"{provider_server.api_url}/messages/{recipient.address}?provider=sendgrid&wait=10"
+    found = http.get(url, timeout=20).json()
+    assert [message["subject"] for message in found] == ["By API"]
+
+
+def smtp_send(server: InboxServer, to: str) -> None:
+    """One mail to ``to`` over SMTP: mail without a provider record."""
+    with smtplib.SMTP(server.smtp_host, server.smtp_port, local_hostname="localhost") as smtp:
+        smtp.sendmail(SENDER, [to], b"Subject: By SMTP\r\n\r\nHello\r\n")
