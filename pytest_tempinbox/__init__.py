@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .client.inbox import Inbox
     from .models import Message
     from .server.inbox_server import InboxServer
-    from .values import Address, Attachment, Envelope, Fault, Link, Refusal
+    from .values import Address, Attachment, Envelope, Fault, Link, ProviderRecord, Refusal
 
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "Message",
     "MessageNotFound",
     "PayloadTooLarge",
+    "ProviderRecord",
     "Refusal",
     "ServerStartError",
     "ServerUnavailable",
@@ -73,6 +74,7 @@ _LAZY = {
     "Envelope": "values",
     "Fault": "values",
     "Link": "values",
+    "ProviderRecord": "values",
     "Message": "models",
     "Refusal": "values",
     "Inbox": "client.inbox",

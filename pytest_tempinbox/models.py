@@ -46,6 +46,7 @@ from .values import (
     Fault,
     Link,
     LinkSource,
+    ProviderRecord,
     Refusal,
     Stage,
     Unsubscribe,
@@ -71,6 +72,7 @@ __all__ = [
     "LinkSource",
     "Message",
     "MessageSource",
+    "ProviderRecord",
     "Refusal",
     "ScreenshotPage",
     "Stage",
@@ -138,6 +140,8 @@ class Message:
     message was malformed or left unread. ``subaddress`` is the ``detail`` of
     the recipient ``name+detail@domain`` the message reached the inbox
     ``name@domain`` through (RFC 5233), None when it came to the address itself.
+    ``provider`` is what an email provider's API kept of the send (its name,
+    template, tags...; see docs/providers.md), None for mail that came by SMTP.
     """
 
     id: str
@@ -162,6 +166,7 @@ class Message:
     link_details: tuple[Link, ...] = ()
     dkim: DkimResult | None = None
     subaddress: str | None = None
+    provider: ProviderRecord | None = None
     source: MessageSource | None = field(default=None, repr=False, compare=False)
 
     def raw(self) -> bytes:
@@ -416,6 +421,7 @@ class Message:
             "defects": list(self.defects),
             "unsubscribe": None if unsubscribe is None else unsubscribe.to_json(),
             "dkim": None if self.dkim is None else self.dkim.to_json(),
+            "provider": None if self.provider is None else self.provider.to_json(),
         }
 
     @classmethod
@@ -428,6 +434,7 @@ class Message:
         sender = data.get("from")
         date = data.get("date")
         dkim = data.get("dkim")  # None too from a server that does not report it
+        provider = data.get("provider")  # likewise
         inbox, id = data["inbox"], data["id"]
 
         def attachment(item: Mapping[str, Any]) -> Attachment:
@@ -463,5 +470,6 @@ class Message:
             link_details=tuple(Link.from_json(item) for item in data.get("link_details", ())),
             dkim=None if dkim is None else DkimResult.from_json(dkim),
             subaddress=data.get("subaddress"),
+            provider=None if provider is None else ProviderRecord.from_json(provider),
             source=source,
         )

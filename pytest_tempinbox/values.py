@@ -7,6 +7,9 @@ server's JSON. Standard library only, nothing of the package but
 its bytes only through the ``fetch`` it was given. :class:`~pytest_tempinbox.models.Message`,
 which reads and checks a mail with the parser and the checks, sits above them in
 :mod:`pytest_tempinbox.models`, which re-exports every name here.
+
+The module is long because every value the parts share lives here, each with
+its JSON form both ways: splitting them would only spread one kind of code.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any, Literal, cast
 from .errors import TempInboxError
 
 __all__ = [
+    "PROVIDERS",
     "Address",
     "Attachment",
     "DkimResult",
@@ -27,11 +31,13 @@ __all__ = [
     "Fault",
     "Link",
     "LinkSource",
+    "ProviderRecord",
     "Refusal",
     "Stage",
     "Unsubscribe",
     "format_timestamp",
     "parse_timestamp",
+    "provider_url",
 ]
 
 JSON = dict[str, Any]
@@ -42,6 +48,8 @@ LinkSource = Literal["html", "text"]
 DkimStatus = Literal["pass", "fail", "none"]
 """The outcome of a DKIM check: ``pass``, ``fail``, or ``none`` for an unsigned message."""
 _DKIM_STATUSES = ("pass", "fail", "none")
+PROVIDERS = ("sendgrid", "resend")
+"""The email providers whose send APIs the server answers (see docs/providers.md)."""
 
 
 def format_timestamp(moment: datetime, *, milliseconds: bool = False) -> str:
@@ -389,3 +397,70 @@ class Unsubscribe:
             dkim_covers=data.get("dkim_covers"),
             problems=tuple(data.get("problems", ())),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRecord:
+    """What an email provider's API kept of a send that the mail does not show.
+
+    ``name`` is the provider (``"sendgrid"``, ``"resend"``) and ``endpoint``
+    the path it was sent to, as the provider names it (``/v3/mail/send``).
+    ``template_id`` and ``template_data`` name a template stored at the
+    provider and its variables (None without one); ``tags`` are the send's
+    categories or tags, ``metadata`` its custom arguments, ``headers`` the
+    custom headers it asked for, and ``options`` what else it said (a
+    schedule, a sandbox mode...), as the request gave them.
+    """
+
+    name: str
+    endpoint: str
+    template_id: str | None = None
+    template_data: Any = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> JSON:
+        """Return the JSON object form.
+
+        ``{"name", "endpoint", "template_id", "template_data", "tags", "metadata",
+        "headers", "options"}``.
+        """
+        return {
+            "name": self.name,
+            "endpoint": self.endpoint,
+            "template_id": self.template_id,
+            "template_data": self.template_data,
+            "tags": list(self.tags),
+            "metadata": dict(self.metadata),
+            "headers": dict(self.headers),
+            "options": dict(self.options),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProviderRecord:
+        """Build a record from its JSON object form."""
+        return cls(
+            name=data["name"],
+            endpoint=data["endpoint"],
+            template_id=data.get("template_id"),
+            template_data=data.get("template_data"),
+            tags=tuple(data.get("tags", ())),
+            metadata=dict(data.get("metadata", {})),
+            headers=dict(data.get("headers", {})),
+            options=dict(data.get("options", {})),
+        )
+
+
+def provider_url(api_url: str, name: str) -> str:
+    """The base URL to give provider ``name``'s SDK, from the server's API URL (``.../api``).
+
+    Each provider's paths are served under ``/providers/<name>`` beside ``/api``
+    (see docs/providers.md); an unknown name is a :class:`ValueError` naming
+    the known ones.
+    """
+    if name not in PROVIDERS:
+        raise ValueError(f"no provider {name!r}: the server answers {', '.join(PROVIDERS)}")
+    root = api_url[: -len("/api")] if api_url.endswith("/api") else api_url.rstrip("/")
+    return f"{root}/providers/{name}"

@@ -67,6 +67,7 @@ def message_json(**fields: Any) -> dict[str, Any]:
         "defects": [],
         "unsubscribe": None,
         "dkim": {"result": "none", "domain": None, "selector": None, "reason": None},
+        "provider": None,
     }
     data.update(fields)
     return data

@@ -274,7 +274,16 @@ def test_the_circle_check_finds_a_circle() -> None:
 SERVER = "pytest_tempinbox.server."
 STORES = ("store.memory", "store.redis", "store.factory")
 # The server's parts a rule may name by their bare name; any other bare name is a library.
-SERVER_PARTS = {"smtp", "store", "api", "http", "in_process", "inbox_server", "viewer"}
+SERVER_PARTS = {
+    "smtp",
+    "store",
+    "api",
+    "http",
+    "in_process",
+    "inbox_server",
+    "viewer",
+    "providers",
+}
 
 
 def wing_modules(wing: str) -> list[Path]:
@@ -324,6 +333,24 @@ def test_the_api_imports_no_web_framework_and_no_smtp() -> None:
         "adapters (server.http) and the in-process transport serve its answers:\n"
         + "\n".join(found)
     )
+
+
+def test_the_providers_import_no_web_framework_no_smtp_and_no_store_but_its_protocol() -> None:
+    found = crossings(
+        wing_modules("providers"),
+        (*STORES, "smtp", "http", "in_process", "viewer", "aiosmtpd", "starlette", "uvicorn"),
+    )
+    assert not found, (
+        "the providers' send APIs are framework-free like the API: they deliver through "
+        "server.store.protocol (InboxStore) and answer with the API's Reply:\n" + "\n".join(found)
+    )
+
+
+def test_the_route_table_names_the_providers_modules_without_importing_them() -> None:
+    # An unused provider layer costs nothing: its endpoints' modules load on the first send.
+    routes = PACKAGE / "server" / "api" / "routes.py"
+    named = {name for name in every_import(routes) if name.startswith(SERVER + "providers.")}
+    assert named == set(), f"the route table imports {sorted(named)}: import them when asked"
 
 
 def test_only_the_http_adapters_import_starlette_or_uvicorn() -> None:

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from .._net import WILDCARD_TO_LOOPBACK, is_loopback_url
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
+from ..values import provider_url
 
 if TYPE_CHECKING:
     import ssl
@@ -136,6 +137,10 @@ class RemoteServer:
             f"RemoteServer(api_url={self.api_url!r}, smtp_host={self.smtp_host!r},"
             f" smtp_port={self.smtp_port!r}, tls={self.tls!r}, smtp_auth={self.smtp_auth!r})"
         )
+
+    def provider_url(self, name: str) -> str:
+        """The base URL to give email provider ``name``'s SDK (see docs/providers.md)."""
+        return provider_url(self.api_url, name)
 
     @property
     def ca_path(self) -> str | None:

@@ -34,6 +34,9 @@ class TempInboxServer(Protocol):
     def api_url(self) -> str:
         """The API's base URL, ending in ``/api``."""
 
+    def provider_url(self, name: str) -> str:
+        """The base URL to give email provider ``name``'s SDK (see docs/providers.md)."""
+
     @property
     def tls(self) -> str:
         """The TLS mode of the SMTP port: ``off``, ``starttls``, ``required`` or ``implicit``."""

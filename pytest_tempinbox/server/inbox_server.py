@@ -38,6 +38,7 @@ from ..limits import (
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
+from ..values import provider_url
 from .counters import ServerCounters
 from .event_loops import loop_factory
 from .http.listener import LazyHTTP
@@ -268,6 +269,15 @@ class InboxServer:
     def api_url(self) -> str:
         """The API's base URL, ending in ``/api``."""
         return f"http://{_url_host(self.host)}:{self.api_port}/api"
+
+    def provider_url(self, name: str) -> str:
+        """The base URL to give email provider ``name``'s SDK (``"sendgrid"``, ``"resend"``).
+
+        The provider's own paths are served under it (see docs/providers.md):
+        SendGrid's ``host``, Resend's ``api_url``. An unknown name is a
+        :class:`ValueError`.
+        """
+        return provider_url(self.api_url, name)
 
     @property
     def viewer_url(self) -> str:

@@ -198,6 +198,7 @@ def test_a_message_built_from_json_without_a_client_cannot_download() -> None:
         "defects": [],
         "unsubscribe": None,
         "dkim": None,
+        "provider": None,
     }
     message = Message.from_json(data)
     assert message.to_json() == data

@@ -1,4 +1,4 @@
-"""Fixtures shared by server test modules: servers in each TLS mode, and the viewer's browser."""
+"""Fixtures shared by server test modules: servers by TLS mode and store, the viewer's browser."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
+from pytest_tempinbox import TempInboxClient
+from pytest_tempinbox.client.inbox import Inbox
 from pytest_tempinbox.server.inbox_server import InboxServer
 
 from .tls_support import HOSTNAME, Servers
@@ -92,3 +94,30 @@ def observer() -> Iterator[Observer]:
     web.shutdown()
     web.server_close()
     thread.join()
+
+
+# The provider tests (test_provider_*.py): each runs on the memory store, then on Redis.
+
+
+@pytest.fixture(params=["memory", "redis"])
+def provider_server(request: pytest.FixtureRequest) -> Iterator[InboxServer]:
+    """A running server with the memory store, then with the Redis store."""
+    if request.param == "memory":
+        yield request.getfixturevalue("server")
+        return
+    redis_url = request.getfixturevalue("redis_url")
+    with InboxServer(store=redis_url) as server:
+        yield server
+
+
+@pytest.fixture
+def provider_client(provider_server: InboxServer) -> Iterator[TempInboxClient]:
+    """A client of :func:`provider_server`."""
+    with TempInboxClient(provider_server.api_url) as client:
+        yield client
+
+
+@pytest.fixture
+def recipient(provider_client: TempInboxClient) -> Inbox:
+    """A fresh inbox of :func:`provider_server`."""
+    return provider_client.generate()

@@ -26,6 +26,7 @@ from pytest_tempinbox import (
     Fault,
     Link,
     Message,
+    ProviderRecord,
     Refusal,
     __version__,
     limits,
@@ -188,6 +189,17 @@ _MESSAGE = message_json(
     dkim={"result": "pass", "domain": "app.test", "selector": "s1", "reason": None},
 )
 _MESSAGE["from"] = _MESSAGE.pop("from_")
+_PROVIDER = ProviderRecord(
+    "sendgrid",
+    "/v3/mail/send",
+    "d-welcome",
+    {"name": "Ada"},
+    ("welcome",),
+    {"user": "7"},
+    {"X-Campaign": "spring"},
+    {"send_at": 1767225600},
+)
+_MESSAGE["provider"] = _PROVIDER.to_json()
 # Each schema of the document, and representative values of its model, as to_json writes them.
 MODELS: dict[str, list[Any]] = {
     "Address": [Address("App", "app@example.com"), Address(None, "user@tempinbox.test")],
@@ -195,6 +207,7 @@ MODELS: dict[str, list[Any]] = {
     "Link": [Link("https://app.test/", "go", "html"), Link("https://app.test/", None, "text")],
     "Message": [Message.from_json(_MESSAGE), Message.from_json(message_json())],
     "Unsubscribe": [_UNSUBSCRIBE, Unsubscribe((), ("mailto:x@app.test",), False)],
+    "Provider": [_PROVIDER, ProviderRecord("resend", "/emails")],
     "Dkim": [DkimResult("pass", "app.test", "s1"), DkimResult("fail", "app.test", "s1", "why")],
     "Fault": [
         Fault("rcpt", code=550, message="5.7.1 No", times=2),

@@ -18,6 +18,7 @@ import pytest
 import requests
 
 from pytest_tempinbox.errors import StoreUnavailable
+from pytest_tempinbox.models import ProviderRecord
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.store.memory.store import Store
 from pytest_tempinbox.server.store.protocol import Select
@@ -45,11 +46,15 @@ class FlakyStore(Store):
         return await super().accepts(address)
 
     async def deliver(
-        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+        self,
+        mail_from: str,
+        rcpt_to: Sequence[str],
+        raw: bytes,
+        provider: ProviderRecord | None = None,
     ) -> list[StoredMessage]:
         """Store the message, unless the store is down."""
         self._check()
-        return await super().deliver(mail_from, rcpt_to, raw)
+        return await super().deliver(mail_from, rcpt_to, raw, provider)
 
     def messages(self, address: str, after: str | None = None) -> list[StoredMessage]:
         """The inbox's messages, unless the store is down."""

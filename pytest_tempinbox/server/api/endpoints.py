@@ -42,6 +42,7 @@ __all__ = [
     "parse_off_loop",
     "problem_reply",
     "seconds_parameter",
+    "send_body_limit",
     "unparsed_bytes",
 ]
 
@@ -140,6 +141,15 @@ async def parse_off_loop(found: list[StoredMessage]) -> None:
     if unparsed_bytes(found) > INLINE_PARSE_BYTES:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, lambda: [message.json for message in found])
+
+
+def send_body_limit(message_size_limit: int) -> int:
+    """The request body a provider's send may have: a message's base64 and its JSON around it.
+
+    The message size limit, grown by a third for base64, and
+    :data:`MAX_REQUEST_BODY` more for the rest of the request.
+    """
+    return message_size_limit * 4 // 3 + MAX_REQUEST_BODY
 
 
 def unparsed_bytes(found: list[StoredMessage]) -> int:

@@ -36,6 +36,7 @@ __all__ = [
     "messages",
     "messages_at_once",
     "messages_now",
+    "provider_filter",
     "raw",
     "subaddress_filter",
     "wait_parameter",
@@ -53,18 +54,22 @@ def messages_now(
     sender: str | None = None,
     text: str | None = None,
     subaddress: str | None = None,
+    provider: str | None = None,
+    template: str | None = None,
 ) -> Reply | None:
     """``GET /api/messages/{email}`` at once, from any thread; None if it is for the loop.
 
     That is when it must wait for a message, or when it would parse more than
     ``parse_limit`` raw bytes (None: no limit) in the calling thread.
     ``subject``, ``sender`` (the ``from`` parameter) and ``text`` are the
-    filters of :func:`message_filter`, ``subaddress`` that of :func:`subaddress_filter`.
+    filters of :func:`message_filter`, ``subaddress`` that of :func:`subaddress_filter`,
+    ``provider`` and ``template`` those of :func:`provider_filter`.
     """
     seconds = wait_parameter(wait)
     wanted = message_filter(subject, sender, text) if subject or sender or text else None
     by_subaddress = subaddress_filter(subaddress)
-    found = by_subaddress(store.messages(email, after=after))
+    by_provider = provider_filter(provider, template)
+    found = by_provider(by_subaddress(store.messages(email, after=after)))
     if wanted is not None:
         if parse_limit is not None and _unfaceted_bytes(found) > parse_limit:
             return None
@@ -92,6 +97,8 @@ def messages_at_once(request: Request, parse_limit: int | None) -> Reply | None:
         sender=sender,
         text=text,
         subaddress=subaddress,
+        provider=query.get("provider"),
+        template=query.get("template"),
     )
 
 
@@ -105,13 +112,15 @@ async def messages(request: Request) -> Reply:
     store, query, email = request.store, request.query, request.args["email"]
     after, wait, subaddress = query.get("after"), query.get("wait"), query.get("subaddress")
     subject, sender, text = query.get("subject"), query.get("from"), query.get("text")
+    provider, template = query.get("provider"), query.get("template")
     seconds = wait_parameter(wait)
-    if subject or sender or text or subaddress:
+    if subject or sender or text or subaddress or provider or template:
         wanted = message_filter(subject, sender, text) if subject or sender or text else None
         by_subaddress = subaddress_filter(subaddress)
+        by_provider = provider_filter(provider, template)
 
         async def select(found: list[StoredMessage]) -> list[StoredMessage]:
-            found = by_subaddress(found)  # before the facets: it needs no parsing
+            found = by_provider(by_subaddress(found))  # before the facets: they need no parsing
             if wanted is None:
                 await parse_off_loop(found)
                 return found
@@ -170,6 +179,33 @@ def subaddress_filter(
         raise InvalidRequest(f"subaddress may hold at most {MAX_FILTER_LENGTH} characters")
     detail = fold_subaddress(subaddress)
     return lambda found: [message for message in found if message.subaddress == detail]
+
+
+def provider_filter(
+    provider: str | None, template: str | None
+) -> Callable[[list[StoredMessage]], list[StoredMessage]]:
+    """Keep the messages sent through email provider ``provider``, naming template ``template``.
+
+    Both compared exactly with the message's provider record (mail that came
+    by SMTP has none, so either filter leaves it out); None or ``""`` is no
+    filter, and a value over ``MAX_FILTER_LENGTH`` characters raises
+    :class:`InvalidRequest`. No message is parsed for them.
+    """
+    if not provider and not template:
+        return _every
+    for name, value in (("provider", provider), ("template", template)):
+        if value is not None and len(value) > MAX_FILTER_LENGTH:
+            raise InvalidRequest(f"{name} may hold at most {MAX_FILTER_LENGTH} characters")
+
+    def kept(message: StoredMessage) -> bool:
+        record = message.provider
+        return (
+            record is not None
+            and (not provider or record.name == provider)
+            and (not template or record.template_id == template)
+        )
+
+    return lambda found: [message for message in found if kept(message)]
 
 
 def _every(found: list[StoredMessage]) -> list[StoredMessage]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...errors import SHUTTING_DOWN, TLS_OFF
 from ...limits import MAX_FAULT_DELAY, MAX_FAULTS_PER_INBOX, MAX_WAIT
+from ...values import PROVIDERS, provider_url
 from .endpoints import MAX_REQUEST_BODY, Reply, encode_json, problem_reply
 from .request import Request
 
@@ -38,6 +39,7 @@ async def info(request: Request) -> Reply:
             "heartbeat": config.event_heartbeat,
         },
         "stats": {**store.stats(), "streams": slots.total},
+        "providers": {name: provider_url(request.base_url, name) for name in PROVIDERS},
     }
     return Reply(200, encode_json(described))
 

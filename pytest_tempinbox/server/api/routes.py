@@ -16,6 +16,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from importlib import import_module
 
+from .. import providers
 from . import inboxes, messages, refusals
 from .endpoints import Reply
 from .request import Request
@@ -50,10 +51,22 @@ class Route:
     gives one reply. ``direct``, for a route of one method, is
     its answer in the caller's thread; the in-process transport sends every
     other route to the app. ``uses_base_url`` tells whether its endpoints read
-    the base URL: the HTTP app spells it out only for those.
+    the base URL: the HTTP app spells it out only for those. ``sends_mail``
+    marks a provider's send endpoint, whose body may hold a whole message (see
+    :func:`~.endpoints.send_body_limit`) where the API's take at most
+    :data:`~.endpoints.MAX_REQUEST_BODY`.
     """
 
-    __slots__ = ("_pattern", "direct", "endpoints", "name", "path", "template", "uses_base_url")
+    __slots__ = (
+        "_pattern",
+        "direct",
+        "endpoints",
+        "name",
+        "path",
+        "sends_mail",
+        "template",
+        "uses_base_url",
+    )
 
     def __init__(
         self,
@@ -64,6 +77,7 @@ class Route:
         *,
         uses_base_url: bool = False,
         prefix: str = API_PREFIX,
+        sends_mail: bool = False,
     ) -> None:
         assert direct is None or len(endpoints) == 1, "a direct answer is for one method"
         self.name = name
@@ -72,6 +86,7 @@ class Route:
         self.endpoints = endpoints
         self.direct = direct
         self.uses_base_url = uses_base_url
+        self.sends_mail = sends_mail
         self._pattern: re.Pattern[str] | None = None
 
     @property
@@ -112,12 +127,12 @@ def _always(direct: Direct) -> Endpoint:
 
 
 def _later(module: str, name: str) -> Endpoint:
-    """The endpoint ``name`` of ``module`` (relative to this package), imported on its first call.
+    """The endpoint ``name`` of ``module`` (relative to this package or not), imported when first called.
 
     For the routes a test seldom calls (the checks, the event stream, the
-    faults, the operational pages, the viewer): the server starts without
-    their modules, and the first call pays for the import, once. The
-    architecture test reads these names as imports.
+    faults, the operational pages, the viewer, the email providers): the
+    server starts without their modules, and the first call pays for the
+    import, once. The architecture test reads a literal ``module`` as an import.
     """
     found: list[Endpoint] = []
 
@@ -168,7 +183,7 @@ ROUTES: tuple[Route, ...] = (
         },
     ),
     Route("events", "/events/{email}", {"GET": _later(".events", "events")}),
-    Route("info", "/info", {"GET": _later(".operations", "info")}),
+    Route("info", "/info", {"GET": _later(".operations", "info")}, uses_base_url=True),
     Route("refused", "/refused", {"GET": _always(refusals.refused)}, refusals.refused),
     Route("openapi", "/openapi.json", {"GET": _later(".operations", "openapi")}),
     Route("ca_certificate", "/ca.pem", {"GET": _later(".operations", "ca_certificate")}),
@@ -186,6 +201,17 @@ ROUTES: tuple[Route, ...] = (
         "/viewer/messages/{email}/{id}/html",
         {"GET": _later("..viewer", "html_endpoint")},
         prefix="",
+    ),
+    # The email providers' send APIs, each under a prefix of its own (docs/providers.md).
+    *(
+        Route(
+            f"{name}:{path}",
+            path,
+            {"POST": _later(f"{providers.__name__}.{name}", function)},
+            prefix=f"{providers.PREFIX}/{name}",
+            sends_mail=True,
+        )
+        for name, path, function in providers.ENDPOINTS
     ),
 )
 """Every route the server answers over HTTP, in the order the app tries them."""

@@ -45,6 +45,7 @@ from ..api.endpoints import (
     Reply,
     Stream,
     problem_reply,
+    send_body_limit,
 )
 from ..api.events import EVENT_STREAM_TYPE
 from ..api.request import Request as ApiRequest
@@ -105,10 +106,17 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
             counters.store_errors += 1
         return await _error_answer(request, exc)
 
+    send_limit = send_body_limit(settings.config.message_size_limit)
     routes = [
         Route(
             route.path,
-            _handler(store, settings, route.endpoints, route.uses_base_url),
+            _handler(
+                store,
+                settings,
+                route.endpoints,
+                route.uses_base_url,
+                send_limit if route.sends_mail else MAX_REQUEST_BODY,
+            ),
             methods=list(route.endpoints),
         )
         for route in ROUTES
@@ -133,11 +141,13 @@ def _handler(
     settings: ApiSettings,
     answers: Mapping[str, Endpoint],
     uses_base_url: bool,
+    body_limit: int,
 ) -> Callable[[Request], Awaitable[Response]]:
     """The request handler of a route of the table, by method.
 
     The base URL is spelled out only for a route that ``uses_base_url``:
-    building it costs about as much as the rest of a short answer. A reply with
+    building it costs about as much as the rest of a short answer. A body over
+    ``body_limit`` bytes is refused (413) before it is read whole. A reply with
     a stream (the events) is sent as Server-Sent Events.
     """
 
@@ -145,7 +155,7 @@ def _handler(
         method = request.method
         endpoint = answers.get("GET" if method == "HEAD" else method)
         assert endpoint is not None, "Starlette answers the other methods itself (405)"
-        body = await _read_body(request) if method == "POST" else b""
+        body = await _read_body(request, body_limit) if method == "POST" else b""
         base_url = str(request.base_url) if uses_base_url else ""
         asked = ApiRequest(
             store,
@@ -275,15 +285,15 @@ def _host_name(host: bytes) -> str:
     return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
 
 
-async def _read_body(request: Request) -> bytes:
+async def _read_body(request: Request, limit: int) -> bytes:
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_REQUEST_BODY:
-        raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+    if length.isdigit() and int(length) > limit:
+        raise PayloadTooLarge(f"the request body may hold at most {limit} bytes")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_REQUEST_BODY:
-            raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
+        if len(body) > limit:
+            raise PayloadTooLarge(f"the request body may hold at most {limit} bytes")
     return bytes(body)
 
 

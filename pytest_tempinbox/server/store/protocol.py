@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from ...models import Fault, Refusal, Stage
+from ...models import Fault, ProviderRecord, Refusal, Stage
 from .stored_message import Facets, StoredMessage
 
 __all__ = ["Facets", "InboxStore", "Refusals", "Select", "StoredInbox", "StoredMessage"]
@@ -174,9 +174,16 @@ class InboxStore(Protocol):
         ...
 
     async def deliver(
-        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+        self,
+        mail_from: str,
+        rcpt_to: Sequence[str],
+        raw: bytes,
+        provider: ProviderRecord | None = None,
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
+
+        ``provider`` is the record of a send through a provider's API, kept
+        with each copy and read back with it (None, for SMTP mail, costs nothing).
 
         Recipients without a live inbox, and repeats of one (any case, or
         another of its sub-addresses), get nothing; no recipient raises.

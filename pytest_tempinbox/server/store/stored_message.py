@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
 
-from ...models import Envelope, Message
+from ...models import Envelope, Message, ProviderRecord
 from ...parsing.match import searchable_text
 from ...parsing.message import parse_message
 from .addresses import subaddress_of
@@ -41,7 +41,8 @@ class StoredMessage:
     The raw bytes are kept exactly as received; parsing happens on first read
     (its DKIM verified with ``dkim_keys``), and only its JSON form is kept (the
     most compact of the parsed forms). The first filtered read of it also keeps
-    its :data:`Facets`.
+    its :data:`Facets`. ``provider`` is the record of a send through an email
+    provider's API (None for SMTP mail).
     """
 
     __slots__ = (
@@ -52,6 +53,7 @@ class StoredMessage:
         "envelope",
         "id",
         "inbox",
+        "provider",
         "raw",
         "received_at",
     )
@@ -64,6 +66,7 @@ class StoredMessage:
         raw: bytes,
         received_at: datetime,
         dkim_keys: Mapping[str, str] = NO_KEYS,
+        provider: ProviderRecord | None = None,
     ) -> None:
         self.id = id
         self.inbox = inbox
@@ -71,6 +74,7 @@ class StoredMessage:
         self.raw = raw
         self.received_at = received_at
         self.dkim_keys = dkim_keys
+        self.provider = provider
         self._json: bytes | None = None
         self._facets: Facets | None = None
         self._subaddress: str | bool | None = False  # False: not worked out yet
@@ -125,6 +129,7 @@ class StoredMessage:
             defects=parsed.defects,
             link_details=parsed.link_details,
             dkim=verify_dkim(self.raw, self.dkim_keys),
+            provider=self.provider,
         )
 
     @property

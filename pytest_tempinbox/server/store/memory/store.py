@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 
 from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
 from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
-from ....models import Envelope, Fault, Stage
+from ....models import Envelope, Fault, ProviderRecord, Stage
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
@@ -195,7 +195,11 @@ class Store:
             return self.get(address).messages_after(after)
 
     async def deliver(
-        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+        self,
+        mail_from: str,
+        rcpt_to: Sequence[str],
+        raw: bytes,
+        provider: ProviderRecord | None = None,
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
 
@@ -211,7 +215,13 @@ class Store:
                 if inbox is None:
                     continue
                 message = StoredMessage(
-                    self._next_id(), inbox.address, envelope, raw, received_at, self.dkim_keys
+                    self._next_id(),
+                    inbox.address,
+                    envelope,
+                    raw,
+                    received_at,
+                    self.dkim_keys,
+                    provider,
                 )
                 inbox.messages.append(message)
                 inbox.by_id[message.id] = message

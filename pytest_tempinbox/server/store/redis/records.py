@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
-from ....models import Envelope, Fault
+from ....models import Envelope, Fault, ProviderRecord
 from ..stored_message import NO_KEYS, Facets, StoredMessage
 
 __all__ = ["RedisInbox", "RedisStoredMessage", "SaveJSON", "fault_entry", "read_fault"]
@@ -49,8 +49,9 @@ class RedisStoredMessage(StoredMessage):
         received_at: datetime,
         parsed: bytes | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
+        provider: ProviderRecord | None = None,
     ) -> None:
-        super().__init__(id, inbox, envelope, raw, received_at, dkim_keys)
+        super().__init__(id, inbox, envelope, raw, received_at, dkim_keys, provider)
         self._store_json = save
         self._json = parsed
 

@@ -96,7 +96,7 @@ from ....limits import (
     MAX_FAULTS_PER_INBOX,
     MAX_TTL,
 )
-from ....models import Envelope, Fault, Stage
+from ....models import Envelope, Fault, ProviderRecord, Stage
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
@@ -314,16 +314,24 @@ class RedisStore:
     # --- deliver and read -----------------------------------------------------------
 
     async def deliver(
-        self, mail_from: str, rcpt_to: Sequence[str], raw: bytes
+        self,
+        mail_from: str,
+        rcpt_to: Sequence[str],
+        raw: bytes,
+        provider: ProviderRecord | None = None,
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to``: one round trip.
 
         The copies are in Redis when it returns, and every process's waits on
-        those inboxes are woken.
+        those inboxes are woken. A provider's record rides in the envelope's
+        header, as its fourth item (SMTP mail's header has three).
         """
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
-        header = json.dumps([mail_from, list(rcpt_to), received_at.isoformat()])
+        items: list[Any] = [mail_from, list(rcpt_to), received_at.isoformat()]
+        if provider is not None:
+            items.append(provider.to_json())
+        header = json.dumps(items)
         folded = (recipient_inbox(rcpt)[0] for rcpt in rcpt_to)
         addresses = list(dict.fromkeys(address for address in folded if _sendable(address)))
         if not addresses:
@@ -356,6 +364,7 @@ class RedisStore:
                     raw,
                     received_at,
                     dkim_keys=self.dkim_keys,
+                    provider=provider,
                 )
             )
             self._waiters.wake(address)  # this process's own waits, before the notice comes
@@ -407,7 +416,7 @@ class RedisStore:
         inbox = RedisInbox(folded, reply[1], reply[2], reply[3])
         messages: list[StoredMessage] = []
         for n in range(5, len(reply), 4):
-            mail_from, rcpt_to, received_at = json.loads(reply[n + 2])
+            mail_from, rcpt_to, received_at, *provider = json.loads(reply[n + 2])
             messages.append(
                 RedisStoredMessage(
                     self._save_json,
@@ -418,6 +427,7 @@ class RedisStore:
                     datetime.fromisoformat(received_at),
                     reply[n + 3],
                     self.dkim_keys,
+                    ProviderRecord.from_json(provider[0]) if provider else None,
                 )
             )
         return inbox, int(reply[4]), messages

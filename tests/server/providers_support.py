@@ -1,0 +1,19 @@
+"""What the provider tests share besides their fixtures (tests/server/conftest.py): a raw POST."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+
+def post(url: str, body: bytes | str, content_type: str = "application/json") -> requests.Response:
+    """POST ``body`` as it is to ``url`` (no proxy), with ``content_type``."""
+    with requests.Session() as session:
+        session.trust_env = False
+        return session.post(url, data=body, headers={"Content-Type": content_type}, timeout=30)
+
+
+def answer(response: requests.Response) -> tuple[int, Any]:
+    """The status and the JSON body of ``response`` (None for an empty one)."""
+    return response.status_code, response.json() if response.content else None
