@@ -127,7 +127,7 @@ def _always(direct: Direct) -> Endpoint:
 
 
 def _later(module: str, name: str) -> Endpoint:
-    """The endpoint ``name`` of ``module`` (relative to this package or not), imported when first called.
+    """The endpoint ``name`` of ``module`` (relative here or absolute), imported when first called.
 
     For the routes a test seldom calls (the checks, the event stream, the
     faults, the operational pages, the viewer, the email providers): the
