@@ -43,12 +43,8 @@ class Call(Generic[Result]):
         body: Body = None,
         timeout: float | None = None,
     ) -> None:
-        self.method = method
-        self.path = path
-        self.read = read
-        self.params = params
-        self.body = body
-        self.timeout = timeout
+        self.method, self.path, self.read = method, path, read
+        self.params, self.body, self.timeout = params, body, timeout
 
     def __repr__(self) -> str:
         return f"Call({self.method!r}, {self.path!r}, params={self.params!r})"

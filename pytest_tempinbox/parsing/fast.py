@@ -79,9 +79,7 @@ class SimpleBody:
     __slots__ = ("charset", "data", "path")
 
     def __init__(self, path: str, data: bytes, charset: str | None) -> None:
-        self.path = path
-        self.data = data
-        self.charset = charset
+        self.path, self.data, self.charset = path, data, charset
 
 
 class SimpleMessage:
@@ -102,10 +100,7 @@ class SimpleMessage:
         html: SimpleBody | None = None,
         html_first: bool = False,
     ) -> None:
-        self.headers = headers
-        self.text = text
-        self.html = html
-        self.html_first = html_first
+        self.headers, self.text, self.html, self.html_first = headers, text, html, html_first
 
 
 class _Head:

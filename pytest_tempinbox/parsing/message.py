@@ -214,12 +214,10 @@ class _Structure:
         html_first: bool = False,
         layout: Layout | None = None,
     ) -> None:
-        self.headers = headers
-        self.raw_headers = raw_headers
+        self.headers, self.raw_headers = headers, raw_headers
         self.text: Callable[[], str] | None = None
         self.html: Callable[[], str] | None = None
-        self.html_first = html_first
-        self.layout = layout
+        self.html_first, self.layout = html_first, layout
 
 
 def _structure(raw: bytes, run: ParseRun) -> _Structure:

@@ -45,12 +45,8 @@ class Request:
         settings: ApiSettings | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.store = store
-        self.args = args
-        self.query = query
-        self.body = body
-        self.base_url = base_url
-        self.settings = settings
+        self.store, self.args, self.query, self.body = store, args, query, body
+        self.base_url, self.settings = base_url, settings
         self.headers: Mapping[str, str] = {} if headers is None else headers
 
     def server(self) -> ApiSettings:
