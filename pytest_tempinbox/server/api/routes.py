@@ -205,13 +205,14 @@ ROUTES: tuple[Route, ...] = (
     # The email providers' send APIs, each under a prefix of its own (docs/providers.md).
     *(
         Route(
-            f"{name}:{path}",
+            f"{name}:{method} {prefix}{path}",
             path,
-            {"POST": _later(f"{providers.__name__}.{name}", function)},
-            prefix=f"{providers.PREFIX}/{name}",
-            sends_mail=True,
+            {method: _later(f"{providers.__name__}.{name}", function)},
+            prefix=prefix,
+            sends_mail=method == "POST",
         )
-        for name, path, function in providers.ENDPOINTS
+        for name, method, path, function in providers.ENDPOINTS
+        for prefix in (f"{providers.PREFIX}/{name}", *([""] if name in providers.ROOTED else []))
     ),
 )
 """Every route the server answers over HTTP, in the order the app tries them."""

@@ -14,14 +14,21 @@ nothing (see docs/providers.md).
 
 from __future__ import annotations
 
-__all__ = ["ENDPOINTS", "PREFIX"]
+__all__ = ["ENDPOINTS", "PREFIX", "ROOTED"]
 
 PREFIX = "/providers"
 """Where the providers' paths are served: ``/providers/<name>`` then the provider's own path."""
 
-ENDPOINTS: tuple[tuple[str, str, str], ...] = (
-    ("sendgrid", "/v3/mail/send", "mail_send"),
-    ("resend", "/emails", "emails"),
-    ("resend", "/emails/batch", "emails_batch"),
+ROOTED: frozenset[str] = frozenset()
+"""The providers whose SDKs drop the path of their URL: served at the origin's root too.
+
+Their paths clash with nothing under ``/api``; :func:`~pytest_tempinbox.values.provider_url`
+gives them the origin (see docs/providers.md).
+"""
+
+ENDPOINTS: tuple[tuple[str, str, str, str], ...] = (
+    ("sendgrid", "POST", "/v3/mail/send", "mail_send"),
+    ("resend", "POST", "/emails", "emails"),
+    ("resend", "POST", "/emails/batch", "emails_batch"),
 )
-"""Each provider endpoint: the provider (its module here), its path, the module's function."""
+"""Each provider endpoint: the provider (its module here), method, path, the module's function."""
