@@ -28,28 +28,24 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .checks import unsubscribe as unsubscribe_checks
 from .errors import MailAssertionError, TempInboxError
 from .parsing.attachments import pick_attachment
 from .parsing.codes import pick_code
 from .parsing.failures import about
 from .parsing.links import pick_link
-from .parsing.unsubscribe import parse_unsubscribe
 from .values import (
     JSON,
     Address,
     Attachment,
-    DkimResult,
     Envelope,
     Fault,
     Link,
     LinkSource,
-    ProviderRecord,
     Refusal,
     Stage,
-    Unsubscribe,
     _unavailable,
     format_timestamp,
     parse_timestamp,
@@ -60,6 +56,7 @@ if TYPE_CHECKING:
     from .checks.html_support import HtmlCompatibility
     from .checks.links import LinkReport
     from .checks.spam import SpamReport
+    from .side_values import DkimResult, ProviderRecord, Unsubscribe
 
 __all__ = [
     "Address",
@@ -302,6 +299,8 @@ class Message:
         Their http(s) and mailto targets, whether one-click unsubscribe is
         offered, and what is wrong with the headers (``problems``).
         """
+        from .parsing.unsubscribe import parse_unsubscribe
+
         return parse_unsubscribe(self.headers)
 
     def unsubscribe_link(self, *, one_click: bool = False) -> str:
@@ -315,7 +314,9 @@ class Message:
         message is DKIM-signed, a signature covering both headers.
         """
         __tracebackhide__ = True
-        return unsubscribe_checks.unsubscribe_link(self.unsubscribe, one_click=one_click)
+        from .checks.unsubscribe import unsubscribe_link
+
+        return unsubscribe_link(self.unsubscribe, one_click=one_click)
 
     def check_links(
         self, *, ignore: Iterable[str | re.Pattern[str]] = (), timeout: float = 5.0
@@ -468,8 +469,24 @@ class Message:
             size=data["size"],
             defects=tuple(data.get("defects", ())),
             link_details=tuple(Link.from_json(item) for item in data.get("link_details", ())),
-            dkim=None if dkim is None else DkimResult.from_json(dkim),
+            dkim=None if dkim is None else _side_values().DkimResult.from_json(dkim),
             subaddress=data.get("subaddress"),
-            provider=None if provider is None else ProviderRecord.from_json(provider),
+            provider=None
+            if provider is None
+            else _side_values().ProviderRecord.from_json(provider),
             source=source,
         )
+
+
+def _side_values() -> ModuleType:
+    """The values beside the mail (:mod:`.side_values`), imported when a message has one."""
+    from . import side_values
+
+    return side_values
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: re-export the values beside the mail without creating them at import.
+    if name == "ProviderRecord":
+        return _side_values().ProviderRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

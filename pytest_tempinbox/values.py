@@ -2,7 +2,11 @@
 
 Data only: frozen dataclasses with their JSON form both ways beside their
 fields, built by the parser and the server and rebuilt by the client from the
-server's JSON. Standard library only, nothing of the package but
+server's JSON. The values a message carries beside its mail (a check's
+:class:`DkimResult` and :class:`Unsubscribe`, a provider's
+:class:`ProviderRecord`) live in :mod:`~pytest_tempinbox.side_values` and are
+re-exported here on first use: each dataclass costs about a millisecond to
+create, and the server's start needs none of them. Standard library only, nothing of the package but
 :mod:`~pytest_tempinbox.errors`, and no I/O: an :class:`Attachment` downloads
 its bytes only through the ``fetch`` it was given. :class:`~pytest_tempinbox.models.Message`,
 which reads and checks a mail with the parser and the checks, sits above them in
@@ -17,9 +21,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal, cast
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .errors import TempInboxError
+
+if TYPE_CHECKING:
+    from .side_values import DkimResult as DkimResult
+    from .side_values import DkimStatus as DkimStatus
+    from .side_values import ProviderRecord as ProviderRecord
+    from .side_values import Unsubscribe as Unsubscribe
 
 __all__ = [
     "PROVIDERS",
@@ -45,9 +56,6 @@ Stage = Literal["rcpt", "data"]
 """Where in an SMTP transaction an injected fault strikes: at ``RCPT TO`` or at the end of DATA."""
 LinkSource = Literal["html", "text"]
 """Where a link was found: an ``<a>`` or ``<area>`` of the HTML body, or a URL in the text body."""
-DkimStatus = Literal["pass", "fail", "none"]
-"""The outcome of a DKIM check: ``pass``, ``fail``, or ``none`` for an unsigned message."""
-_DKIM_STATUSES = ("pass", "fail", "none")
 PROVIDERS = ("sendgrid", "resend")
 """The email providers whose send APIs the server answers (see docs/providers.md)."""
 
@@ -304,155 +312,6 @@ class Refusal:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class DkimResult:
-    """What the check of a message's DKIM signature found.
-
-    ``domain`` and ``selector`` are the signature's ``d=`` and ``s=`` tags
-    (``None`` for an unsigned message, or where the signature has none);
-    ``reason`` is ``None`` unless ``result`` is ``"fail"``, when it says why:
-    ``"body hash did not verify"`` (the body changed after signing),
-    ``"signature did not verify"`` (a signed header changed, or the key is not
-    the signer's), ``"no key for sel._domainkey.example.com"``,
-    ``"bad key for ...: ..."`` or ``"malformed DKIM-Signature: ..."``.
-    """
-
-    result: DkimStatus
-    domain: str | None = None
-    selector: str | None = None
-    reason: str | None = None
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form, ``{"result", "domain", "selector", "reason"}``."""
-        return {
-            "result": self.result,
-            "domain": self.domain,
-            "selector": self.selector,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DkimResult:
-        """Build a result from its JSON object form."""
-        result = data["result"]
-        if result not in _DKIM_STATUSES:
-            raise ValueError(f"not a DKIM result: {result!r} (expected pass, fail or none)")
-        return cls(
-            result=cast(DkimStatus, result),
-            domain=data.get("domain"),
-            selector=data.get("selector"),
-            reason=data.get("reason"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Unsubscribe:
-    """What a message's ``List-Unsubscribe`` and ``List-Unsubscribe-Post`` headers offer.
-
-    ``http`` are its http and https URLs and ``mailto`` its mailto URIs, each in
-    header order without repeats. ``post`` is the ``List-Unsubscribe-Post``
-    value as written (None without one). ``dkim_covers`` tells whether a
-    ``DKIM-Signature`` of the message names both headers in its ``h=`` tag
-    (None for a message without one). ``one_click`` is True when RFC 8058 is
-    met as far as the headers tell: an https URL, one ``List-Unsubscribe-Post``
-    header of exactly ``List-Unsubscribe=One-Click``, and, if the message is
-    DKIM-signed, a signature covering both headers. ``problems`` say, for
-    people, what is wrong with the headers; empty when nothing is.
-    """
-
-    http: tuple[str, ...]
-    mailto: tuple[str, ...]
-    one_click: bool
-    post: str | None = None
-    dkim_covers: bool | None = None
-    problems: tuple[str, ...] = ()
-
-    @property
-    def https(self) -> tuple[str, ...]:
-        """The https URLs among :attr:`http`."""
-        return tuple(url for url in self.http if url.lower().startswith("https:"))
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form.
-
-        ``{"http", "mailto", "one_click", "post", "dkim_covers", "problems"}``.
-        """
-        return {
-            "http": list(self.http),
-            "mailto": list(self.mailto),
-            "one_click": self.one_click,
-            "post": self.post,
-            "dkim_covers": self.dkim_covers,
-            "problems": list(self.problems),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Unsubscribe:
-        """Build an :class:`Unsubscribe` from its JSON object form."""
-        return cls(
-            http=tuple(data["http"]),
-            mailto=tuple(data["mailto"]),
-            one_click=data["one_click"],
-            post=data.get("post"),
-            dkim_covers=data.get("dkim_covers"),
-            problems=tuple(data.get("problems", ())),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderRecord:
-    """What an email provider's API kept of a send that the mail does not show.
-
-    ``name`` is the provider (``"sendgrid"``, ``"resend"``) and ``endpoint``
-    the path it was sent to, as the provider names it (``/v3/mail/send``).
-    ``template_id`` and ``template_data`` name a template stored at the
-    provider and its variables (None without one); ``tags`` are the send's
-    categories or tags, ``metadata`` its custom arguments, ``headers`` the
-    custom headers it asked for, and ``options`` what else it said (a
-    schedule, a sandbox mode...), as the request gave them.
-    """
-
-    name: str
-    endpoint: str
-    template_id: str | None = None
-    template_data: Any = None
-    tags: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    headers: Mapping[str, str] = field(default_factory=dict)
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> JSON:
-        """Return the JSON object form.
-
-        ``{"name", "endpoint", "template_id", "template_data", "tags", "metadata",
-        "headers", "options"}``.
-        """
-        return {
-            "name": self.name,
-            "endpoint": self.endpoint,
-            "template_id": self.template_id,
-            "template_data": self.template_data,
-            "tags": list(self.tags),
-            "metadata": dict(self.metadata),
-            "headers": dict(self.headers),
-            "options": dict(self.options),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProviderRecord:
-        """Build a record from its JSON object form."""
-        return cls(
-            name=data["name"],
-            endpoint=data["endpoint"],
-            template_id=data.get("template_id"),
-            template_data=data.get("template_data"),
-            tags=tuple(data.get("tags", ())),
-            metadata=dict(data.get("metadata", {})),
-            headers=dict(data.get("headers", {})),
-            options=dict(data.get("options", {})),
-        )
-
-
 def provider_url(api_url: str, name: str) -> str:
     """The base URL to give provider ``name``'s SDK, from the server's API URL (``.../api``).
 
@@ -464,3 +323,13 @@ def provider_url(api_url: str, name: str) -> str:
         raise ValueError(f"no provider {name!r}: the server answers {', '.join(PROVIDERS)}")
     root = api_url[: -len("/api")] if api_url.endswith("/api") else api_url.rstrip("/")
     return f"{root}/providers/{name}"
+
+
+_SIDE_VALUES = frozenset({"DkimResult", "DkimStatus", "ProviderRecord", "Unsubscribe"})
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the values beside the mail are created when first asked for.
+    if name in _SIDE_VALUES:
+        return getattr(import_module("pytest_tempinbox.side_values"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -219,7 +219,14 @@ ROUTES: tuple[Route, ...] = (
 
 _API = [route for route in ROUTES if route.path.startswith(API_PREFIX + "/")]
 _FIXED = {route.template: route for route in _API if "{" not in route.template}
-_TEMPLATED = tuple((route.pattern.fullmatch, route) for route in _API if "{" in route.template)
+_TEMPLATED: dict[str, list[Route]] = {}
+for _route in _API:
+    if "{" in _route.template:
+        # Grouped by their first segment, always literal, so a path's match compiles
+        # only the patterns of its own group (on first use: see Route.pattern).
+        _first = _route.template.split("/", 2)[1]
+        assert "{" not in _first, f"{_route.template}: the first segment must be literal"
+        _TEMPLATED.setdefault(_first, []).append(_route)
 
 
 def match(path: str) -> tuple[Route, dict[str, str]] | None:
@@ -232,8 +239,8 @@ def match(path: str) -> tuple[Route, dict[str, str]] | None:
     route = _FIXED.get(path)
     if route is not None:
         return route, {}
-    for fullmatch, route in _TEMPLATED:
-        found = fullmatch(path)
+    for route in _TEMPLATED.get(path.split("/", 2)[1] if path[:1] == "/" else "", ()):
+        found = route.pattern.fullmatch(path)
         if found is not None:
             return route, found.groupdict()
     return None

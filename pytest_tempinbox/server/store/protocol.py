@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ...models import Fault, ProviderRecord, Refusal, Stage
+from ...models import Fault, Refusal, Stage
 from .stored_message import Facets, StoredMessage
+
+if TYPE_CHECKING:
+    from ...side_values import ProviderRecord
 
 __all__ = ["Facets", "InboxStore", "Refusals", "Select", "StoredInbox", "StoredMessage"]
 

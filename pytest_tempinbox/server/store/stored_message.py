@@ -13,11 +13,15 @@ import logging
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from ...models import Envelope, Message, ProviderRecord
+from ...models import Envelope, Message
 from ...parsing.match import searchable_text
 from ...parsing.message import parse_message
 from .addresses import subaddress_of
+
+if TYPE_CHECKING:
+    from ...side_values import ProviderRecord
 
 __all__ = ["NO_KEYS", "Facets", "StoredMessage"]
 

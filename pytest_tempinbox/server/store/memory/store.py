@@ -21,10 +21,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
 from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
-from ....models import Envelope, Fault, ProviderRecord, Stage
+from ....models import Envelope, Fault, Stage
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
@@ -41,6 +42,9 @@ from ..protocol import InboxStore, Select
 from ..refusals import RefusalLog
 from ..stored_message import NO_KEYS, StoredMessage
 from .inbox_record import InboxRecord
+
+if TYPE_CHECKING:
+    from ....side_values import ProviderRecord
 
 # DEFAULT_DOMAIN and StoredMessage are named here too, where the server's modules import them.
 __all__ = ["DEFAULT_DOMAIN", "InboxRecord", "Store", "StoredMessage"]

@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from ....models import Envelope, Fault, ProviderRecord
+from ....models import Envelope, Fault
 from ..stored_message import NO_KEYS, Facets, StoredMessage
+
+if TYPE_CHECKING:
+    from ....side_values import ProviderRecord
 
 __all__ = ["RedisInbox", "RedisStoredMessage", "SaveJSON", "fault_entry", "read_fault"]
 

@@ -96,7 +96,8 @@ from ....limits import (
     MAX_FAULTS_PER_INBOX,
     MAX_TTL,
 )
-from ....models import Envelope, Fault, ProviderRecord, Stage
+from ....models import Envelope, Fault, Stage
+from ....side_values import ProviderRecord
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
