@@ -12,6 +12,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from mypy_boto3_sesv2 import SESV2Client
+from mypy_boto3_sesv2.type_defs import DestinationTypeDef
 
 from pytest_tempinbox import InboxServer, TempInboxClient
 from pytest_tempinbox.client.inbox import Inbox
@@ -32,7 +33,7 @@ def sesv2(provider_server: InboxServer) -> SESV2Client:
     )
 
 
-def simple(**fields: Any) -> dict[str, Any]:
+def simple(**fields: Any) -> Any:
     """A ``Content.Simple`` of a subject, a text and an HTML body, and ``fields``."""
     body = {"Text": {"Data": "Your code is 482913"}, "Html": {"Data": HTML}}
     return {"Simple": {"Subject": {"Data": "Welcome"}, "Body": body, **fields}}
@@ -111,7 +112,7 @@ def test_cc_and_bcc_each_get_a_copy_and_bcc_is_not_written(
     sesv2: SESV2Client, provider_client: TempInboxClient
 ) -> None:
     to, cc, bcc = (provider_client.generate() for _ in range(3))
-    destination = {
+    destination: DestinationTypeDef = {
         "ToAddresses": [to.address],
         "CcAddresses": [cc.address],
         "BccAddresses": [bcc.address],

@@ -6,17 +6,19 @@ import json
 from email.mime.application import MIMEApplication
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
+from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 from mypy_boto3_ses import SESClient
+from mypy_boto3_ses.type_defs import DestinationTypeDef, MessageTypeDef
 
 from pytest_tempinbox import InboxServer, TempInboxClient
 from pytest_tempinbox.client.inbox import Inbox
 
 SENDER = "App <app@example.com>"
-MESSAGE = {
+MESSAGE: MessageTypeDef = {
     "Subject": {"Data": "Welcome"},
     "Body": {
         "Text": {"Data": "Your code is 482913"},
@@ -55,7 +57,7 @@ def test_send_email_gives_cc_and_bcc_each_a_copy(
     ses: SESClient, provider_client: TempInboxClient
 ) -> None:
     to, cc, bcc = (provider_client.generate() for _ in range(3))
-    destination = {
+    destination: DestinationTypeDef = {
         "ToAddresses": [to.address],
         "CcAddresses": [cc.address],
         "BccAddresses": [bcc.address],
@@ -145,6 +147,6 @@ def test_no_live_recipient_is_a_sender_message_rejected(ses: SESClient) -> None:
         ses.send_email(
             Source=SENDER, Destination={"ToAddresses": ["nobody@tempinbox.test"]}, Message=MESSAGE
         )
-    error = caught.value.response["Error"]
+    error: dict[str, Any] = dict(caught.value.response["Error"])
     assert (error["Type"], error["Code"]) == ("Sender", "MessageRejected")
     assert "nobody@tempinbox.test" in error["Message"]
