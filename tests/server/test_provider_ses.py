@@ -233,3 +233,18 @@ def test_a_send_without_a_body_is_a_bad_request(sesv2: SESV2Client, recipient: I
         )
     assert caught.value.response["Error"]["Code"] == "BadRequestException"
     recipient.assert_no_message(within=0.2)
+
+
+def test_a_utf8_subject_name_and_body_arrive_as_sent(sesv2: SESV2Client, recipient: Inbox) -> None:
+    content = simple()
+    content["Simple"]["Subject"] = {"Data": "Bienvenue, Zoë", "Charset": "UTF-8"}
+    content["Simple"]["Body"] = {"Text": {"Data": "Votre code : 482913 ✓", "Charset": "UTF-8"}}
+    sesv2.send_email(
+        FromEmailAddress="Café <app@example.com>",
+        Destination={"ToAddresses": [recipient.address]},
+        Content=content,
+    )
+    message = recipient.wait_for_message(timeout=10)
+    assert message.sender is not None
+    assert (message.subject, message.sender.name) == ("Bienvenue, Zoë", "Café")
+    assert "482913 ✓" in (message.text or "")
