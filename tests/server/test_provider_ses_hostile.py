@@ -13,7 +13,7 @@ import requests
 
 from pytest_tempinbox import InboxServer
 from pytest_tempinbox.server.api.request import Request
-from pytest_tempinbox.server.providers.ses import credential, error_reply
+from pytest_tempinbox.server.providers.ses import credential, error_reply, request_error_reply
 from pytest_tempinbox.server.providers.ses_query import NAMESPACE, query_error_reply
 
 from .providers_support import post
@@ -180,3 +180,13 @@ def test_credential_is_the_access_key_id_of_the_signature(server: InboxServer) -
     signed = "AWS4-HMAC-SHA256 Credential=AKIAXYZ/20261127/us-east-1/ses/aws4_request, Signature=ab"
     assert credential(Request(server.store, {}, {}, headers={"authorization": signed})) == "AKIAXYZ"
     assert credential(Request(server.store, {}, {})) is None
+
+
+def test_request_error_reply_answers_each_api_in_its_own_shape(server: InboxServer) -> None:
+    form = Request(server.store, {}, {}, headers={"content-type": f"{FORM}; charset=utf-8"})
+    v1_reply = request_error_reply(form, 429, "slow down")
+    v2_reply = request_error_reply(Request(server.store, {}, {}), 429, "slow down")
+    assert (v1_reply.content_type, v2_reply.headers["x-amzn-ErrorType"]) == (
+        "text/xml",
+        "TooManyRequestsException",
+    )

@@ -54,6 +54,7 @@ __all__ = [
     "outbound_bulk_emails",
     "outbound_emails",
     "query",
+    "request_error_reply",
 ]
 
 MAX_BULK_ENTRIES = 50
@@ -77,6 +78,21 @@ def error_reply(status: int, message: str) -> Reply:
     """SES v2's error answer for ``status``: ``{"message"}``, the code in ``x-amzn-ErrorType``."""
     code = _V2_CODES.get(status, "BadRequestException" if status < 500 else "InternalFailure")
     return _error(status, code, message)
+
+
+def request_error_reply(request: Request, status: int, message: str) -> Reply:
+    """SES's error for ``status`` in the shape of ``request``'s API: v1's XML for a form, else v2's.
+
+    Where the provider's answer is made apart from the endpoint (a provider
+    key refused, a fault), :func:`error_reply` alone would give a v1 client
+    JSON, which botocore's query parser cannot read.
+    """
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() == "application/x-www-form-urlencoded":
+        from .ses_query import query_error_reply
+
+        return query_error_reply(status, message)
+    return error_reply(status, message)
 
 
 def _error(status: int, code: str, message: str) -> Reply:
