@@ -174,14 +174,12 @@ def _json(request: Request) -> dict[str, Any]:
 def _read(data: dict[str, Any], endpoint: str, kept: dict[str, Any]) -> tuple[Send, ProviderRecord]:
     """One v2 send and its record; :class:`SendError` for what SES would refuse."""
     content = data.get("Content")
-    kinds = [
-        kind
-        for kind in ("Simple", "Raw", "Template")
-        if isinstance(content, dict) and kind in content
-    ]
+    if not isinstance(content, dict):
+        raise Refused("Content is required and must be an object")
+    kinds = [kind for kind in ("Simple", "Raw", "Template") if kind in content]
     if len(kinds) != 1:
         raise Refused("Content must hold exactly one of Simple, Raw and Template")
-    kind, body = kinds[0], content[kinds[0]]  # type: ignore[index]
+    kind, body = kinds[0], content[kinds[0]]
     if not isinstance(body, dict):
         raise Refused(f"Content.{kind} must be an object")
     tags = tag_map(data.get("EmailTags"), "EmailTags")
@@ -193,8 +191,7 @@ def _read(data: dict[str, Any], endpoint: str, kept: dict[str, Any]) -> tuple[Se
         return send, record(endpoint, send, tags, kept)
     sender = mailbox(source, "FromEmailAddress")
     template_id, template_data = template_of(body) if kind == "Template" else (None, None)
-    simple = body if kind == "Simple" else {}
-    subject, text, html = _simple_texts(simple) if kind == "Simple" else ("", None, None)
+    subject, text, html = _simple_texts(body) if kind == "Simple" else ("", None, None)
     send = addressed(
         sender,
         destination,
