@@ -6,12 +6,13 @@ import base64
 import json
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
 import requests
 
-from pytest_tempinbox import InboxServer
+from pytest_tempinbox import InboxServer, TempInboxClient
 from pytest_tempinbox.server.api.request import Request
 from pytest_tempinbox.server.providers.ses import credential, error_reply, request_error_reply
 from pytest_tempinbox.server.providers.ses_query import NAMESPACE, query_error_reply
@@ -96,6 +97,23 @@ def test_v2_refuses_ten_thousand_recipients_quickly(server: InboxServer) -> None
     assert (status, code) == (400, "MessageRejected")
     assert "Recipient count exceeds 50" in message
     assert time.monotonic() - started < 5
+
+
+@pytest.fixture(scope="module")
+def small_server() -> Iterator[InboxServer]:
+    """A server whose messages may hold at most 32 KiB."""
+    with InboxServer(message_size_limit=32 * 1024) as server:
+        yield server
+
+
+def test_a_raw_message_over_the_size_limit_is_message_rejected(small_server: InboxServer) -> None:
+    with TempInboxClient(small_server.api_url) as client:
+        to = client.generate().address
+    raw = f"From: app@example.com\r\nTo: {to}\r\n\r\n".encode() + b"x" * 40_000
+    body = {"Content": {"Raw": {"Data": base64.b64encode(raw).decode()}}}
+    status, code, message = v2_error(v2_send(small_server, json.dumps(body)))
+    assert (status, code) == (400, "MessageRejected")
+    assert "over the server's limit of 32768 bytes" in message
 
 
 def test_v1_refuses_an_unknown_action(server: InboxServer) -> None:
