@@ -30,5 +30,11 @@ ENDPOINTS: tuple[tuple[str, str, str, str], ...] = (
     ("sendgrid", "POST", "/v3/mail/send", "mail_send"),
     ("resend", "POST", "/emails", "emails"),
     ("resend", "POST", "/emails/batch", "emails_batch"),
+    ("ses", "POST", "/v2/email/outbound-emails", "outbound_emails"),
+    ("ses", "POST", "/v2/email/outbound-bulk-emails", "outbound_bulk_emails"),
+    ("ses", "GET", "/v2/email/account", "account"),
+    # SES v1's query API posts to the endpoint URL itself, which botocore keeps as it is.
+    ("ses", "POST", "", "query"),
+    ("ses", "POST", "/", "query"),
 )
 """Each provider endpoint: the provider (its module here), method, path, the module's function."""

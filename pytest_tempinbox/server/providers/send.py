@@ -76,7 +76,9 @@ class Send:
     """One message as a provider's request describes it, provider apart.
 
     ``headers`` are the custom headers, in the request's order; ``bcc``
-    recipients get the message but are not written into it.
+    recipients get the message but are not written into it. ``raw``, for a
+    send of a whole MIME message (SES's raw sends), is that message, stored as
+    it is; the fields then say only who sends and who receives it.
     """
 
     sender: Mailbox
@@ -89,6 +91,7 @@ class Send:
     reply_to: tuple[Mailbox, ...] = ()
     attachments: tuple[Part, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
+    raw: bytes | None = None
 
     @property
     def recipients(self) -> tuple[str, ...]:
@@ -144,8 +147,10 @@ def build_message(send: Send, record: ProviderRecord, message_id: str) -> bytes:
     A send naming a template stored at the provider, with no body of its own,
     gets a short text body naming the template and its data. CRLF line endings.
     A value the message cannot carry (a line break in the subject or a name)
-    is a :class:`SendError`.
+    is a :class:`SendError`. A send's ``raw`` message is its message as it is.
     """
+    if send.raw is not None:
+        return send.raw
     try:
         return _build(send, record, message_id)
     except (ValueError, TypeError) as error:  # the email package's refusals
