@@ -63,9 +63,7 @@ def test_an_attachment_and_an_inline_image_arrive_as_multipart(
     assert message.attachment("logo.png", inline=True).content_id == "logo.png"
 
 
-def test_headers_variables_tags_options_and_domain_are_kept(
-    mailgun: Any, recipient: Inbox
-) -> None:
+def test_headers_variables_tags_options_and_domain_are_kept(mailgun: Any, recipient: Inbox) -> None:
     send(
         mailgun,
         to=recipient.address,
@@ -120,7 +118,8 @@ def test_recipient_variables_make_one_message_per_recipient(
 
 
 def test_a_mime_send_stores_the_message_as_it_is(mailgun: Any, recipient: Inbox) -> None:
-    raw = b"From: app@example.com\r\nTo: someone@example.com\r\nSubject: Raw\r\n\r\nYour code is 482913\r\n"
+    raw = b"From: app@example.com\r\nTo: someone@example.com\r\nSubject: Raw\r\n\r\n"
+    raw += b"Your code is 482913\r\n"
     response = mailgun.mimemessage.create(
         data={"to": recipient.address}, files={"message": raw}, domain=DOMAIN
     )
