@@ -27,7 +27,7 @@ def test_a_urlencoded_form_keeps_repeated_fields_in_order() -> None:
 
 
 def test_a_multipart_files_bytes_arrive_untouched() -> None:
-    content = b"\x00\r\n--not-the-boundary\r\n\xff"
+    content = b"\x00\r\n--not-the-boundary\r\n\xff mid-line --B\r\n"
     body = (
         b'--B\r\nContent-Disposition: form-data; name="text"\r\n\r\nhello\r\n'
         b'--B\r\nContent-Disposition: form-data; name="attachment"; filename="a.bin"\r\n'

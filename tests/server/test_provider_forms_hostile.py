@@ -194,3 +194,10 @@ def test_a_mime_send_without_its_message_file_is_refused(server: InboxServer, ad
     status, data = answer(post(mailgun_url(server, mime=True), f"to={address}", FORM))
     assert status == 400
     assert "'message' parameter is missing" in data["message"]
+
+
+def test_mailgun_refuses_a_header_name_with_a_line_break(server: InboxServer, address: str) -> None:
+    body = f"from=a@example.com&to={address}&subject=x&text=y&h:X-A%0D%0ABcc:%20e@x.test=1"
+    status, data = answer(post(mailgun_url(server), body, FORM))
+    assert status == 400
+    assert "invalid header" in data["message"]

@@ -81,8 +81,10 @@ def _boundary(content_type: str) -> bytes:
 
 
 def _multipart(body: bytes, content_type: str) -> list[Field]:
-    delimiter = b"--" + _boundary(content_type)
-    chunks = body.split(delimiter)
+    # Each delimiter is a CRLF, two dashes and the boundary (RFC 2046, section 5.1.1):
+    # the boundary's text elsewhere in a line is a file's bytes.
+    delimiter = b"\r\n--" + _boundary(content_type)
+    chunks = (b"\r\n" + body).split(delimiter)
     # chunks[0] is the preamble; the last chunk starts "--" (the close delimiter).
     if len(chunks) < 2 or not chunks[-1].startswith(b"--"):
         raise FormError("the multipart form is not closed by its boundary")
@@ -90,18 +92,16 @@ def _multipart(body: bytes, content_type: str) -> list[Field]:
         raise FormError(f"the form has more than {MAX_FIELDS} fields")
     fields = []
     for chunk in chunks[1:-1]:
-        if not chunk.startswith(b"\r\n") or not chunk.endswith(b"\r\n"):
-            raise FormError("a part of the multipart form is not delimited by CRLFs")
-        fields.append(_part(chunk[2:-2]))
+        if not chunk.startswith(b"\r\n"):
+            raise FormError("a boundary of the multipart form is not followed by a CRLF")
+        fields.append(_part(chunk[2:]))
     return fields
 
 
 def _part(part: bytes) -> Field:
     head, found, content = part.partition(b"\r\n\r\n")
     if not found:
-        if not part.endswith(b"\r\n"):  # a part with headers and an empty body ends "\r\n"
-            raise FormError("a part of the multipart form has no blank line after its headers")
-        head, content = part[:-2], b""
+        raise FormError("a part of the multipart form has no blank line after its headers")
     if len(head) > MAX_PART_HEADER:
         raise FormError(f"a part's headers are over {MAX_PART_HEADER} bytes")
     headers = HeaderParser().parsestr(head.decode("utf-8", "replace"))

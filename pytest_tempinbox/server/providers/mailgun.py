@@ -34,7 +34,7 @@ from ..api.endpoints import Reply, encode_json
 from ..api.request import Request
 from .delivery import TooLarge, deliver
 from .forms import Field, FormError, read_form
-from .send import Mailbox, Part, Send, SendError, checked_address
+from .send import Mailbox, Part, Send, SendError, checked_address, header_pairs
 
 __all__ = ["credential", "error_reply", "messages", "messages_mime"]
 
@@ -162,10 +162,10 @@ def _sends(form: _Form) -> list[_Each]:
     """The messages of a form send: one, or one per ``to`` with ``recipient-variables``."""
     sender = _sender(form)
     to, cc, bcc = _recipients(form)
-    subject = form.one("subject")
-    if subject is None:
+    subject, text = form.one("subject"), form.one("text")
+    html, template = form.one("html"), form.one("template")
+    if subject is None and template is None:  # a template may give the subject
         raise SendError("'subject' parameter is missing")
-    text, html, template = form.one("text"), form.one("html"), form.one("template")
     if text is None and html is None and template is None:
         raise SendError("Need at least one of 'text', 'html' or 'template' parameters specified")
     headers = form.prefixed("h:")
@@ -176,11 +176,11 @@ def _sends(form: _Form) -> list[_Each]:
         cc=cc,
         bcc=bcc,
         reply_to=tuple(getaddresses([reply_to])) if reply_to else (),
-        subject=subject,
+        subject=subject or "",
         text=text,
         html=html,
         attachments=_files(form),
-        headers=tuple(headers.items()),
+        headers=header_pairs(headers, "h:"),
     )
     variables = _recipient_variables(form.one("recipient-variables"))
     if variables is None:
