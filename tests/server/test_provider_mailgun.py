@@ -164,3 +164,16 @@ def test_curl_sends_a_multipart_form_with_a_file(
     assert json.loads(result.stdout)["message"] == "Queued. Thank you."
     message = recipient.wait_for_message(timeout=10)
     assert message.attachment("report.txt").content() == b"quarterly numbers"
+
+
+def test_recipient_variables_match_their_address_whatever_its_case(
+    mailgun: Any, recipient: Inbox
+) -> None:
+    variables = {recipient.address.upper(): {"name": "Ada"}}
+    send(
+        mailgun,
+        to=recipient.address,
+        subject="Hi %recipient.name%",
+        **{"recipient-variables": json.dumps(variables)},
+    )
+    assert recipient.wait_for_message(timeout=10).subject == "Hi Ada"

@@ -185,7 +185,7 @@ def _sends(form: _Form) -> list[_Each]:
     variables = _recipient_variables(form.one("recipient-variables"))
     if variables is None:
         return [(send, None, None)]
-    return [_personal(send, mailbox, variables.get(mailbox[1], {})) for mailbox in to]
+    return [_personal(send, mailbox, variables.get(mailbox[1].lower(), {})) for mailbox in to]
 
 
 def _recipient_variables(value: str | None) -> dict[str, dict[str, Any]] | None:
