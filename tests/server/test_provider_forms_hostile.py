@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import requests
 
 from pytest_tempinbox import InboxServer
 from pytest_tempinbox.server.providers import ROOTED
@@ -201,3 +202,10 @@ def test_mailgun_refuses_a_header_name_with_a_line_break(server: InboxServer, ad
     status, data = answer(post(mailgun_url(server), body, FORM))
     assert status == 400
     assert "invalid header" in data["message"]
+
+
+@pytest.mark.parametrize("path", ["/email", "/email/batch", "/email/withTemplate/"])
+def test_a_get_of_postmarks_root_paths_is_a_405(
+    server: InboxServer, http: requests.Session, path: str
+) -> None:
+    assert http.get(postmark_url(server, path), timeout=10).status_code == 405
