@@ -209,3 +209,10 @@ def test_a_get_of_postmarks_root_paths_is_a_405(
     server: InboxServer, http: requests.Session, path: str
 ) -> None:
     assert http.get(postmark_url(server, path), timeout=10).status_code == 405
+
+
+def test_mailgun_refuses_a_multipart_form_of_a_million_empty_parts(server: InboxServer) -> None:
+    body = b"\r\n--b" * 1_000_000 + b"--\r\n"
+    status, data = answer(post(mailgun_url(server), body, "multipart/form-data; boundary=b"))
+    assert status == 400
+    assert f"more than {MAX_FIELDS} fields" in data["message"]

@@ -84,12 +84,13 @@ def _multipart(body: bytes, content_type: str) -> list[Field]:
     # Each delimiter is a CRLF, two dashes and the boundary (RFC 2046, section 5.1.1):
     # the boundary's text elsewhere in a line is a file's bytes.
     delimiter = b"\r\n--" + _boundary(content_type)
-    chunks = (b"\r\n" + body).split(delimiter)
+    body = b"\r\n" + body
+    if body.count(delimiter) - 1 > MAX_FIELDS:  # counted before a hostile body is split
+        raise FormError(f"the form has more than {MAX_FIELDS} fields")
+    chunks = body.split(delimiter)
     # chunks[0] is the preamble; the last chunk starts "--" (the close delimiter).
     if len(chunks) < 2 or not chunks[-1].startswith(b"--"):
         raise FormError("the multipart form is not closed by its boundary")
-    if len(chunks) - 2 > MAX_FIELDS:
-        raise FormError(f"the form has more than {MAX_FIELDS} fields")
     fields = []
     for chunk in chunks[1:-1]:
         if not chunk.startswith(b"\r\n"):
