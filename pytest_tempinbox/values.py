@@ -56,8 +56,10 @@ Stage = Literal["rcpt", "data"]
 """Where in an SMTP transaction an injected fault strikes: at ``RCPT TO`` or at the end of DATA."""
 LinkSource = Literal["html", "text"]
 """Where a link was found: an ``<a>`` or ``<area>`` of the HTML body, or a URL in the text body."""
-PROVIDERS = ("sendgrid", "resend", "ses")
+PROVIDERS = ("sendgrid", "resend", "ses", "postmark", "mailgun")
 """The email providers whose send APIs the server answers (see docs/providers.md)."""
+# The providers served at the origin's root, as server.providers.ROOTED says (a test holds it).
+_ROOTED = frozenset({"postmark"})
 
 
 def format_timestamp(moment: datetime, *, milliseconds: bool = False) -> str:
@@ -316,11 +318,15 @@ def provider_url(api_url: str, name: str) -> str:
     """The base URL to give provider ``name``'s SDK, from the server's API URL (``.../api``).
 
     Each provider's paths are served under ``/providers/<name>`` beside ``/api``
-    (see docs/providers.md); an unknown name is a :class:`ValueError` naming
-    the known ones.
+    (see docs/providers.md), and Postmark's at the origin's root too, since
+    postmarker drops the path of its URL: its URL is the origin, with no path.
+    An unknown name is a :class:`ValueError` naming the known ones.
     """
     if name not in PROVIDERS:
         raise ValueError(f"no provider {name!r}: the server answers {', '.join(PROVIDERS)}")
+    if name in _ROOTED:  # its SDK drops the URL's path: served at the origin's root too
+        scheme, rest = api_url.split("://", 1) if "://" in api_url else ("http", api_url)
+        return f"{scheme}://{rest.split('/', 1)[0]}"
     root = api_url[: -len("/api")] if api_url.endswith("/api") else api_url.rstrip("/")
     return f"{root}/providers/{name}"
 

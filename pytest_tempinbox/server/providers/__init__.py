@@ -19,7 +19,7 @@ __all__ = ["ENDPOINTS", "PREFIX", "ROOTED"]
 PREFIX = "/providers"
 """Where the providers' paths are served: ``/providers/<name>`` then the provider's own path."""
 
-ROOTED: frozenset[str] = frozenset()
+ROOTED: frozenset[str] = frozenset({"postmark"})
 """The providers whose SDKs drop the path of their URL: served at the origin's root too.
 
 Their paths clash with nothing under ``/api``; :func:`~pytest_tempinbox.values.provider_url`
@@ -36,5 +36,14 @@ ENDPOINTS: tuple[tuple[str, str, str, str], ...] = (
     # SES v1's query API posts to the endpoint URL itself, which botocore keeps as it is.
     ("ses", "POST", "", "query"),
     ("ses", "POST", "/", "query"),
+    ("postmark", "POST", "/email", "email"),
+    ("postmark", "POST", "/email/batch", "email_batch"),
+    ("postmark", "POST", "/email/withTemplate", "email_with_template"),
+    ("postmark", "POST", "/email/batchWithTemplates", "email_batch_with_templates"),
+    # postmarker posts these two with a trailing slash, django-anymail the first.
+    ("postmark", "POST", "/email/withTemplate/", "email_with_template"),
+    ("postmark", "POST", "/email/batchWithTemplates/", "email_batch_with_templates"),
+    ("mailgun", "POST", "/v3/{domain}/messages", "messages"),
+    ("mailgun", "POST", "/v3/{domain}/messages.mime", "messages_mime"),
 )
 """Each provider endpoint: the provider (its module here), method, path, the module's function."""
