@@ -52,15 +52,12 @@ async def deliver(
     send: Send,
     record: ProviderRecord,
     message_id: str,
-    *,
-    raw: bytes | None = None,
 ) -> Delivery:
     """Build ``send`` into its message and store one copy per live recipient inbox.
 
     ``message_id`` is the provider's id for the send; the message's
-    ``Message-ID`` is made of it. ``raw``, a message the request gave whole
-    (a MIME send), is stored as it is instead of one built from ``send``,
-    whose sender and recipients are then the envelope's. More recipients than the server takes, or
+    ``Message-ID`` is made of it (a send's ``raw`` message is stored as it
+    is, its sender and recipients then the envelope's). More recipients than the server takes, or
     no recipient, is a :class:`SendError`; a message over the size limit
     :class:`TooLarge`. The refused recipients are in the answer and in the
     store's refusals; nothing is stored when none is live.
@@ -73,8 +70,7 @@ async def deliver(
             f"too many recipients: {len(recipients)}, at most {config.max_recipients} per message",
             "to",
         )
-    if raw is None:
-        raw = build_message(send, record, f"<{message_id}@{record.name}.tempinbox.invalid>")
+    raw = build_message(send, record, f"<{message_id}@{record.name}.tempinbox.invalid>")
     if len(raw) > config.message_size_limit:
         raise TooLarge(
             f"the message is {len(raw)} bytes, over the server's limit of "

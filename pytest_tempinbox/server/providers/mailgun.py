@@ -85,10 +85,10 @@ async def _answer(request: Request, *, mime: bool) -> Reply:
             return _queued(base)
         config = request.server().config
         delivered, refused = 0, list[str]()
-        for n, (send, raw, variables) in enumerate(sends):
+        for n, (send, variables) in enumerate(sends):
             each = base if len(sends) == 1 else f"{base}.{n}"
             own = _substituted(record, variables) if variables is not None else record
-            delivery = await deliver(request.store, config, send, own, each, raw=raw)
+            delivery = await deliver(request.store, config, send, own, each)
             delivered += len(delivery.stored)
             refused += delivery.refused
     except TooLarge as error:
@@ -154,8 +154,8 @@ def _recipients(form: _Form) -> tuple[tuple[Mailbox, ...], ...]:
     return to, cc, bcc
 
 
-_Each = tuple[Send, "bytes | None", "dict[str, Any] | None"]
-"""A message of a request: its send, its raw bytes (a MIME send), its recipient's variables."""
+_Each = tuple[Send, "dict[str, Any] | None"]
+"""A message of a request: its send (a MIME send's raw bytes in it), its recipient's variables."""
 
 
 def _sends(form: _Form) -> list[_Each]:
@@ -184,7 +184,7 @@ def _sends(form: _Form) -> list[_Each]:
     )
     variables = _recipient_variables(form.one("recipient-variables"))
     if variables is None:
-        return [(send, None, None)]
+        return [(send, None)]
     return [_personal(send, mailbox, variables.get(mailbox[1].lower(), {})) for mailbox in to]
 
 
@@ -218,7 +218,7 @@ def _personal(send: Send, mailbox: Mailbox, variables: dict[str, Any]) -> _Each:
         attachments=send.attachments,
         headers=tuple((name, _substitute(value, variables)) for name, value in send.headers),
     )
-    return own, None, variables
+    return own, variables
 
 
 def _substitute(text: str, variables: dict[str, Any]) -> str:
@@ -306,5 +306,5 @@ def _mime_send(form: _Form) -> list[_Each]:
     raw = files[0].content
     head = BytesHeaderParser(policy=compat32).parsebytes(raw)
     _, sender = parseaddr(str(head.get("from", "")))
-    send = Send(sender=("", sender), to=to, cc=cc, bcc=bcc, subject="")
-    return [(send, raw, None)]
+    send = Send(sender=("", sender), to=to, cc=cc, bcc=bcc, subject="", raw=raw)
+    return [(send, None)]
