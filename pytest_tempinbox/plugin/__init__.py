@@ -168,8 +168,12 @@ def tempinbox_django(
     pointed at the server instead, the default and every named one, each with
     its own ``use_tls`` or ``use_ssl`` treated so, but those named by the
     ``tempinbox_django_keep_mailers`` ini key; the fixture causes none of
-    Django's warnings about the ``EMAIL_*`` settings. Fails the test with one
-    line when Django is missing or not configured.
+    Django's warnings about the ``EMAIL_*`` settings. A project whose backend
+    (or a mailer's) sends through a provider's API that the server answers
+    (django-anymail's, django-ses) keeps it, its API URL pointed at the
+    server, read from the settings module since pytest-django puts locmem in
+    the setting. Fails the test with one line when Django is missing or not
+    configured.
     """
     yield from django_mail_to(request, tempinbox_server)
 
