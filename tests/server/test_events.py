@@ -21,6 +21,7 @@ from pytest_tempinbox.server.store.memory.store import Store
 
 from ..helpers import CLIENT_NAME, TIMER_SLACK, make_message, record, send
 from .events_support import Events
+from .providers_support import send_through_sendgrid
 
 TIMEOUT = 10.0
 PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
@@ -108,8 +109,21 @@ def test_a_delivery_is_a_message_event_with_the_summary(
         "subject": "Your code",
         "subaddress": None,
         "received_at": message["received_at"],
+        "provider": None,
     }
     assert message["from"] == summary["from"]
+
+
+def test_mail_sent_through_a_providers_api_is_an_event_naming_the_provider(
+    server: InboxServer, open_stream: Any, address: str
+) -> None:
+    events = open_stream(address)
+    send_through_sendgrid(server, address, "Through SendGrid")
+
+    id, summary = events.next_message()
+
+    assert id == server.store.messages(address)[-1].id
+    assert (summary["subject"], summary["provider"]) == ("Through SendGrid", "sendgrid")
 
 
 def test_a_message_without_from_has_from_null(
