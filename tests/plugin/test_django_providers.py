@@ -101,6 +101,33 @@ def test_an_anymail_backend_is_kept_and_sends_to_the_server(
     result.assert_outcomes(passed=3)
 
 
+def test_a_provider_backend_the_test_sets_itself_is_kept(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The settings module's backend is SMTP; the test's own, set before the fixture, counts.
+    project = make_project(
+        pytester, monkeypatch, 'EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"\n'
+    )
+    project.makepyfile(
+        test_mail=f"""
+        import pytest
+        from django.core.mail import send_mail
+
+
+        @pytest.fixture
+        def resend_backend(settings):
+            settings.EMAIL_BACKEND = "{RESEND}"
+
+
+        def test_the_mail_goes_through_resends_api(resend_backend, tempinbox_django, tempinbox):
+            send_mail("Your order", "Order 7.", None, [tempinbox.address])
+            assert tempinbox.wait_for_message(timeout=10).provider.name == "resend"
+        """
+    )
+
+    run_with_pytest_django(project, *LET_PASS).assert_outcomes(passed=1)
+
+
 MAILERS = """
 MAILERS = {
     "default": {
