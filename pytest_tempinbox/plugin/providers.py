@@ -5,7 +5,8 @@ environment as it is, which variables to set and which to remove: the ones
 the SDKs read (see docs/providers.md); :func:`point_sdks` makes those
 changes with pytest's ``monkeypatch``, which undoes them after the test, and
 does the same to the ``resend`` module, which reads its variables when it
-is imported. Nothing here imports an SDK.
+is imported. Nothing here imports an SDK; the stand-in AWS credentials are
+those that :mod:`..django_providers` gives a Django backend.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..django_providers import STAND_IN_AWS_KEYS, STAND_IN_REGION
 from ..values import PROVIDERS
 
 if TYPE_CHECKING:
@@ -43,9 +45,8 @@ the URL as an argument.
 """
 
 FAKE_KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    "ses": (
-        ("AWS_ACCESS_KEY_ID", "AKIATEMPINBOXFAKEKEY"),
-        ("AWS_SECRET_ACCESS_KEY", "tempinbox-fake-secret-access-key-0000000"),
+    "ses": tuple(
+        zip(("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), STAND_IN_AWS_KEYS, strict=True)
     ),
     "sendgrid": (("SENDGRID_API_KEY", "SG.tempinbox-fake-key"),),
     "resend": (("RESEND_API_KEY", "re_tempinbox_fake_key"),),
@@ -59,7 +60,6 @@ docs/providers.md); a key already in the environment is left as it is.
 # botocore: when true, AWS_ENDPOINT_URL_* are ignored.
 _IGNORE_ENDPOINTS = "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"
 _REGION = "AWS_DEFAULT_REGION"
-_FAKE_REGION = "us-east-1"
 # What requests, urllib (SendGrid's client) and botocore read for a proxy, and for its exceptions.
 _PROXIES = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 _NO_PROXY = ("no_proxy", "NO_PROXY")
@@ -91,7 +91,7 @@ def provider_environment(
             values.update(keys)
     if "ses" in urls:
         if not environ.get(_REGION):
-            values[_REGION] = _FAKE_REGION
+            values[_REGION] = STAND_IN_REGION
         if _IGNORE_ENDPOINTS in environ:
             removed.append(_IGNORE_ENDPOINTS)
     if any(environ.get(variable) for variable in _PROXIES):
