@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from pytest_tempinbox.client.inbox import Inbox
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest, TooManyStreams
 from pytest_tempinbox.server.api.events import EventStream, StreamSlots, stream_cursor
 from pytest_tempinbox.server.inbox_server import InboxServer
@@ -115,14 +116,17 @@ def test_a_delivery_is_a_message_event_with_the_summary(
 
 
 def test_mail_sent_through_a_providers_api_is_an_event_naming_the_provider(
-    server: InboxServer, open_stream: Any, address: str
+    provider_server: InboxServer, http: requests.Session, recipient: Inbox
 ) -> None:
-    events = open_stream(address)
-    send_through_sendgrid(server, address, "Through SendGrid")
+    # With the memory store, then the Redis store.
+    events = Events(http, f"{provider_server.api_url}/events/{recipient.address}")
+    try:
+        send_through_sendgrid(provider_server, recipient.address, "Through SendGrid")
+        id, summary = events.next_message()
+    finally:
+        events.close()
 
-    id, summary = events.next_message()
-
-    assert id == server.store.messages(address)[-1].id
+    assert id == recipient.messages()[-1].id
     assert (summary["subject"], summary["provider"]) == ("Through SendGrid", "sendgrid")
 
 
