@@ -2,7 +2,9 @@
 
 The ``tempinbox_django`` fixture uses :func:`fixture_settings`: the ``MAILERS``
 of :func:`mailers_settings` for a project that defines them (Django 6.1 and
-later), else the ``EMAIL_*`` settings of :func:`mail_settings`. Django's own test
+later), else the ``EMAIL_*`` settings of :func:`mail_settings`, or, for a
+project whose backend sends through an email provider's API that the server
+answers, that backend pointed at the server (:mod:`.django_providers`). Django's own test
 runner (``manage.py test``) can use them too, or name :class:`EmailBackend` in
 ``override_settings`` (docs/recipes/django.md). The only module that imports
 Django, and nothing imports it but the fixture. Written against Django 4.2, 5.2
@@ -15,6 +17,7 @@ test environment sets aside (``django.test.utils._TestState.saved_data``).
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import ssl
 import warnings
@@ -28,6 +31,8 @@ from django.core.mail.utils import DNS_NAME
 from django.test import override_settings
 from django.utils.functional import cached_property
 
+from . import django_providers
+
 __all__ = [
     "CA_PATH_SETTING",
     "EmailBackend",
@@ -38,8 +43,10 @@ __all__ = [
     "mail_settings",
     "mailers_settings",
     "override_mail_settings",
+    "project_backend",
     "project_mailers",
     "project_tls",
+    "provider_settings",
     "uses_mailers",
 ]
 
@@ -71,6 +78,8 @@ class _Server(Protocol):
 
     @property
     def ca_path(self) -> str | None: ...
+
+    def provider_url(self, name: str) -> str: ...
 
 
 class EmailBackend(smtp.EmailBackend):
@@ -167,7 +176,9 @@ def mailers_settings(
     ``timeout``, ``ssl_certfile``, ``ssl_keyfile``) are kept. The options are
     the mailer's own; for one without ``OPTIONS`` (the locmem backend that
     Django's test environment puts in each mailer's place), those of the same
-    mailer in ``production``, the project's ``MAILERS``. A mailer named in
+    mailer in ``production``, the project's ``MAILERS``. A mailer whose backend
+    (so found) sends through a provider the server answers keeps it, pointed at
+    the server (:func:`~.django_providers.mailer_options`). A mailer named in
     ``keep`` stays as it is in ``mailers``. Raises :class:`ValueError` when
     ``keep`` names a mailer that ``mailers`` does not define.
     """
@@ -183,6 +194,11 @@ def mailers_settings(
             pointed[alias] = mailer
             continue
         options = mailer.get("OPTIONS", production.get(alias, {}).get("OPTIONS", {}))
+        project = production.get(alias, {})
+        provider = django_providers.provider_mailer(server, mailer, project, settings, os.environ)
+        if provider is not None:
+            pointed[alias] = provider
+            continue
         use_tls, use_ssl = _served_tls(
             server.tls, bool(options.get("use_tls")), bool(options.get("use_ssl"))
         )
@@ -197,6 +213,43 @@ def mailers_settings(
     if trusting:
         values[CA_PATH_SETTING] = server.ca_path
     return values
+
+
+def provider_settings(server: _Server, backend: str) -> dict[str, Any] | None:
+    """The settings that send with ``backend`` to ``server``, when it answers its provider; or None.
+
+    ``backend`` is a dotted path (:func:`project_backend`); the settings are
+    those of :func:`~.django_providers.backend_settings`.
+    """
+    url = django_providers.served_url(server, backend)
+    if url is None:
+        return None
+    return django_providers.backend_settings(backend, url, settings, os.environ)
+
+
+def project_backend() -> str:
+    """The project's ``EMAIL_BACKEND``, as its settings module defines it.
+
+    Django's test environment (pytest-django, ``manage.py test``) puts the
+    locmem backend in the setting: then the value of the module named by
+    ``DJANGO_SETTINGS_MODULE``, or, for settings without a module
+    (``settings.configure()``), the one that Django's test environment set
+    aside. A backend other than locmem in the setting (a test's own) is
+    returned as it is.
+    """
+    from django.test import utils
+
+    with email_settings_quiet():
+        live: str = settings.EMAIL_BACKEND
+    if live != django_providers.LOCMEM_BACKEND:
+        return live
+    name = os.environ.get("DJANGO_SETTINGS_MODULE")
+    module = importlib.import_module(name) if name else None
+    backend = getattr(module, "EMAIL_BACKEND", None)
+    if isinstance(backend, str):
+        return backend
+    saved = getattr(getattr(utils, "_TestState", None), "saved_data", None)
+    return str(getattr(saved, "email_backend", live))
 
 
 def uses_mailers() -> bool:
@@ -225,8 +278,10 @@ def fixture_settings(server: _Server, keep_mailers: Collection[str] = ()) -> dic
 
     ``MAILERS`` (:func:`mailers_settings`, leaving the mailers of
     ``keep_mailers`` as they are) for a project that defines it on Django 6.1
-    or later, else the ``EMAIL_*`` settings (:func:`mail_settings`) the
-    project uses, read without Django 6.1's warning about them. Raises
+    or later, else the project's provider backend pointed at ``server``
+    (:func:`provider_settings`) when it has one that the server answers, else
+    the ``EMAIL_*`` settings (:func:`mail_settings`) the project uses, read
+    without Django 6.1's warning about them. Raises
     :class:`RuntimeError` with a one-line reason when Django's settings are not
     configured or cannot be imported, :class:`ValueError` when ``keep_mailers``
     names a mailer that ``MAILERS`` does not define.
@@ -234,7 +289,9 @@ def fixture_settings(server: _Server, keep_mailers: Collection[str] = ()) -> dic
     if _configured_uses_mailers():
         values = mailers_settings(server, settings.MAILERS, project_mailers(), keep_mailers)
     else:
-        values = mail_settings(server, *project_tls())
+        with _settings_problem():
+            provider = provider_settings(server, project_backend())
+        values = mail_settings(server, *project_tls()) if provider is None else provider
     return changed_settings(values)
 
 

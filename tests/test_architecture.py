@@ -39,7 +39,14 @@ ALLOWED = {
     "server": CORE | {"parsing", "checks", "models"},
     "client": CORE | {"parsing", "checks", "models"},
 }
-TOP = {"__init__", "__main__", "_cli", "plugin", "django_mail"}  # may import anything
+TOP = {
+    "__init__",
+    "__main__",
+    "_cli",
+    "plugin",
+    "django_mail",
+    "django_providers",
+}  # may import anything
 # Calls that import the module their first argument names (a literal, relative to the caller's
 # package when it starts with a dot): importlib's, and the route table's lazy endpoints.
 IMPORTING_CALLS = {"import_module", "_later"}

@@ -31,6 +31,22 @@ def test_sendgrid(tempinbox: Inbox, tempinbox_server: InboxServer) -> None:
     # --8<-- [end:sendgrid]
 
 
+def test_the_providers_fixture(tempinbox: Inbox, tempinbox_providers: dict[str, str]) -> None:
+    """The SDKs as the application configures them, pointed at the server by the fixture."""
+    # --8<-- [start:fixture]
+    # The application's code, unchanged: resend reads RESEND_API_URL and RESEND_API_KEY.
+    resend.Emails.send(
+        {"from": "app@example.com", "to": tempinbox.address, "subject": "Code", "text": "482913"}
+    )
+    assert tempinbox.wait_for_message(subject="Code").code() == "482913"
+
+    # SendGrid's SDK takes its host as an argument, and its key from SENDGRID_API_KEY.
+    client = SendGridAPIClient(host=tempinbox_providers["sendgrid"])
+    client.send(Mail("app@example.com", tempinbox.address, "Welcome", "Hello"))
+    assert tempinbox.wait_for_message(subject="Welcome").provider is not None
+    # --8<-- [end:fixture]
+
+
 def test_resend_from_a_standalone_server() -> None:
     """Resend's SDK, its module-wide api_url pointed at a server of one's own."""
     saved = resend.api_url, resend.api_key

@@ -5,7 +5,8 @@ The only package that imports pytest. Each job has a module of its own:
 session's server: started on first use, remote, shared under xdist, stopped),
 :mod:`.reports` (the report of a failing test's mail), :mod:`.artifacts` and
 :mod:`.keep` (evidence that outlives the run), :mod:`.django` (the Django
-fixture's work). What pytest must see, hooks and fixtures, is here.
+fixture's work), :mod:`.providers` (the providers' SDKs pointed at the
+server). What pytest must see, hooks and fixtures, is here.
 
 It stays light: the server (aiosmtpd, Starlette, uvicorn) and the client
 (requests) are imported the first time a test asks for a fixture, so a run that
@@ -22,6 +23,7 @@ import pytest
 from ..client.remote import RemoteServer
 from . import session as _session
 from .django import django_mail_to
+from .providers import point_sdks
 from .reports import VIEWER_SHOWN, discard, inboxes_of, viewer_line
 from .server_handle import TempInboxServer
 from .session import SERVERS
@@ -166,7 +168,29 @@ def tempinbox_django(
     pointed at the server instead, the default and every named one, each with
     its own ``use_tls`` or ``use_ssl`` treated so, but those named by the
     ``tempinbox_django_keep_mailers`` ini key; the fixture causes none of
-    Django's warnings about the ``EMAIL_*`` settings. Fails the test with one
-    line when Django is missing or not configured.
+    Django's warnings about the ``EMAIL_*`` settings. A project whose backend
+    (or a mailer's) sends through a provider's API that the server answers
+    (django-anymail's, django-ses) keeps it, its API URL pointed at the
+    server, read from the settings module since pytest-django puts locmem in
+    the setting. Fails the test with one line when Django is missing or not
+    configured.
     """
     yield from django_mail_to(request, tempinbox_server)
+
+
+@pytest.fixture
+def tempinbox_providers(
+    tempinbox_server: TempInboxServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """Point the email providers' SDKs at the session's server for this test; the URLs by provider.
+
+    Sets the environment variables the SDKs read: ``AWS_ENDPOINT_URL_SES`` and
+    ``AWS_ENDPOINT_URL_SESV2`` (boto3), ``RESEND_API_URL`` (and ``resend.api_url``
+    when ``resend`` is already imported, since it reads the variable on import),
+    and stand-in keys (``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY``,
+    ``AWS_DEFAULT_REGION``, ``SENDGRID_API_KEY``, ``RESEND_API_KEY``) where none
+    is set; all undone after the test. Gives each provider's base URL by name
+    (``tempinbox_providers["sendgrid"]``), for the SDKs that take it as an
+    argument (SendGrid's ``host``). See docs/providers.md.
+    """
+    yield from point_sdks(monkeypatch, tempinbox_server)

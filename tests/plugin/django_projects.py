@@ -67,3 +67,7 @@ class FakeServer:
 
     def __init__(self, tls: str) -> None:
         self.tls = tls
+
+    def provider_url(self, name: str) -> str:
+        """Any provider's URL: the backends of providers the real server does not answer yet too."""
+        return f"http://127.0.0.1:8025/providers/{name}"

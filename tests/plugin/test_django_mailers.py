@@ -203,10 +203,11 @@ def test_a_mailer_keeps_its_smtp_options_but_host_port_and_tls() -> None:
 
 
 def test_another_backends_options_are_dropped() -> None:
+    # A provider's backend that the server does not answer: the SMTP backend takes its place.
     from pytest_tempinbox.django_mail import mailers_settings
 
-    mailgun = "anymail.backends.mailgun.EmailBackend"
-    mailers = {"default": {"BACKEND": mailgun, "OPTIONS": {"api_key": "k"}}}
+    mailjet = "anymail.backends.mailjet.EmailBackend"
+    mailers = {"default": {"BACKEND": mailjet, "OPTIONS": {"api_key": "k"}}}
 
     values = mailers_settings(FakeServer("off"), mailers)
 

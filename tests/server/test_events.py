@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from pytest_tempinbox.client.inbox import Inbox
 from pytest_tempinbox.errors import InboxNotFound, InvalidRequest, TooManyStreams
 from pytest_tempinbox.server.api.events import EventStream, StreamSlots, stream_cursor
 from pytest_tempinbox.server.inbox_server import InboxServer
@@ -21,6 +22,7 @@ from pytest_tempinbox.server.store.memory.store import Store
 
 from ..helpers import CLIENT_NAME, TIMER_SLACK, make_message, record, send
 from .events_support import Events
+from .providers_support import send_through_sendgrid
 
 TIMEOUT = 10.0
 PROBLEM_KEYS = {"type", "title", "status", "detail", "code"}
@@ -108,8 +110,24 @@ def test_a_delivery_is_a_message_event_with_the_summary(
         "subject": "Your code",
         "subaddress": None,
         "received_at": message["received_at"],
+        "provider": None,
     }
     assert message["from"] == summary["from"]
+
+
+def test_mail_sent_through_a_providers_api_is_an_event_naming_the_provider(
+    provider_server: InboxServer, http: requests.Session, recipient: Inbox
+) -> None:
+    # With the memory store, then the Redis store.
+    events = Events(http, f"{provider_server.api_url}/events/{recipient.address}")
+    try:
+        send_through_sendgrid(provider_server, recipient.address, "Through SendGrid")
+        id, summary = events.next_message()
+    finally:
+        events.close()
+
+    assert id == recipient.messages()[-1].id
+    assert (summary["subject"], summary["provider"]) == ("Through SendGrid", "sendgrid")
 
 
 def test_a_message_without_from_has_from_null(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -84,6 +85,21 @@ def test_sendgrid_refuses_an_attachment_that_is_not_base64(
     status, data = answer(post(sendgrid_url(server), json.dumps(body)))
     assert status == 400
     assert data["errors"][0]["field"] == "attachments.0.content"
+
+
+def test_an_attachment_type_with_parameters_is_its_bare_type(
+    server: InboxServer, address: str
+) -> None:
+    # As django-anymail sends a text attachment; a type that is no type is still refused.
+    content = base64.b64encode(b"Total: 7 EUR").decode()
+    attachment = {"content": content, "filename": "a.txt", "type": 'text/plain; charset="utf-8"'}
+    body = sendgrid_send(address, attachments=[attachment])
+    assert post(sendgrid_url(server), json.dumps(body)).status_code == 202
+    (message,) = server.store.messages(address)
+    assert [part.content_type for part in message.message().attachments] == ["text/plain"]
+
+    body = sendgrid_send(address, attachments=[{**attachment, "type": "text; plain"}])
+    assert answer(post(sendgrid_url(server), json.dumps(body)))[0] == 400
 
 
 def test_sendgrid_refuses_a_body_that_is_not_json_by_its_type(

@@ -22,6 +22,7 @@ from playwright.sync_api import expect
 from pytest_tempinbox.server.inbox_server import InboxServer
 
 from ..helpers import CLIENT_NAME, make_message, send
+from .providers_support import send_through_sendgrid
 from .viewer_support import PIXEL, TIMEOUT, Observer, Viewer, deliver, html_mail
 
 
@@ -302,3 +303,22 @@ def test_an_envelope_sender_unlike_from_is_shown_beside_it(
     summary = viewer.page.locator("#summary")
     expect(summary).to_contain_text("Fromapp@example.com")
     expect(summary).to_contain_text("Envelope frombounce+42@app.example")
+
+
+def test_mail_sent_through_a_providers_api_says_which_provider(
+    viewer: Viewer, server: InboxServer, address: str
+) -> None:
+    send(server, make_message(address, subject="By SMTP"))
+    viewer.open(address)
+    page = viewer.page
+    send_through_sendgrid(server, address, "Through SendGrid")
+
+    items = page.locator("#messages li")
+    expect(items).to_have_count(2)  # the provider's mail arrives live, as SMTP mail does
+    expect(items.nth(0).locator(".via")).to_have_text("via SendGrid")
+    expect(items.nth(1).locator(".via")).to_have_count(0)
+    viewer.message_button("Through SendGrid")()
+    expect(page.locator("#summary")).to_contain_text("ViaSendGrid's API")
+    viewer.shoot("30-sent-through-a-provider")
+    viewer.message_button("By SMTP")()
+    expect(page.locator("#summary")).not_to_contain_text("Via")

@@ -1,7 +1,8 @@
 """The event stream of an inbox, as Server-Sent Events; apart from any web framework.
 
 :class:`EventStream` is one client's ``GET /api/events/{email}``: a ``message``
-event per delivery (the message's summary), comment lines as heartbeats while
+event per delivery (the message's summary, which names the provider of mail
+sent through a provider's API), comment lines as heartbeats while
 nothing happens, and a ``deleted`` event when the inbox is deleted or expires,
 which ends the stream. It wakes on the store's own deliveries (no polling), and
 ends at once when the store closes, so that a stopping server does not wait
@@ -160,4 +161,7 @@ async def _summaries(found: list[StoredMessage]) -> list[bytes]:
 
 def _summary(message: StoredMessage) -> bytes:
     full: dict[str, Any] = json.loads(message.json)
-    return encode_json({key: full[key] for key in _SUMMARY_KEYS})
+    summary = {key: full[key] for key in _SUMMARY_KEYS}
+    # The provider whose API the mail came through, by name; None for SMTP mail.
+    summary["provider"] = None if message.provider is None else message.provider.name
+    return encode_json(summary)

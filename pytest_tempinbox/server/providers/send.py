@@ -276,9 +276,11 @@ def _attach(message: EmailMessage, parts: tuple[Part, ...]) -> None:
 
 
 def _content_type(content_type: str) -> tuple[str, str]:
-    if not _CONTENT_TYPE.fullmatch(content_type):
+    # Its parameters go: django-anymail sends a text attachment's 'text/plain; charset="utf-8"'.
+    bare = content_type.partition(";")[0].strip()
+    if not _CONTENT_TYPE.fullmatch(bare):
         raise SendError(f"not a content type: {content_type[:80]!r}")
-    maintype, subtype = content_type.lower().split("/")
+    maintype, subtype = bare.lower().split("/")
     if maintype == "multipart":  # the builder makes the multiparts itself
         return "application", "octet-stream"
     return maintype, subtype

@@ -62,6 +62,18 @@
     return node;
   }
 
+  // The providers whose APIs the server answers, as they write their names.
+  const PROVIDER_NAMES = new Map([
+    ["ses", "Amazon SES"],
+    ["sendgrid", "SendGrid"],
+    ["mailgun", "Mailgun"],
+    ["postmark", "Postmark"],
+    ["resend", "Resend"],
+    ["brevo", "Brevo"],
+  ]);
+  // The provider whose API the mail came through; "" for mail that came by SMTP.
+  const formatProvider = (provider) => (provider ? PROVIDER_NAMES.get(provider.name) || provider.name : "");
+
   const formatAddress = (a) => (a ? (a.name ? `${a.name} <${a.email}>` : a.email) : "");
   const formatAddresses = (list) => (list || []).map(formatAddress).join(", ");
 
@@ -109,6 +121,8 @@
     );
     const count = (message.attachments || []).length;
     if (count) button.append(element("span", `${count} attachment${count > 1 ? "s" : ""}`, "meta"));
+    const provider = formatProvider(message.provider);
+    if (provider) button.append(element("span", `via ${provider}`, "meta via"));
     button.addEventListener("click", () => {
       picked = true;
       openMessage(message.id, true);
@@ -280,6 +294,7 @@
     const mailFrom = message.envelope ? message.envelope.mail_from : null;
     const differs =
       message.from && mailFrom !== null && mailFrom.toLowerCase() !== message.from.email.toLowerCase();
+    const provider = formatProvider(message.provider);
     const rows = [
       ["From", formatSender(message)],
       ["Envelope from", differs ? mailFrom || "<> (null sender)" : ""],
@@ -288,6 +303,7 @@
       ["Reply-To", formatAddresses(message.reply_to)],
       ["Date", message.date ? formatTime(message.date) : ""],
       ["Received", formatTime(message.received_at)],
+      ["Via", provider && `${provider}'s API`],
       ["Size", formatSize(message.size)],
     ];
     $("summary").replaceChildren();
