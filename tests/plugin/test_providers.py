@@ -48,3 +48,42 @@ def test_an_unknown_provider_is_a_clear_error(tempinbox_server):
 def test_a_users_test_sends_through_the_providers_sdks(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SDK_TEST)
     pytester.runpytest().assert_outcomes(passed=3)
+
+
+KEYED_TEST = """
+import pytest
+from python_http_client.exceptions import UnauthorizedError
+from sendgrid import SendGridAPIClient
+from sendgrid.helpers.mail import Mail
+
+
+def send(server, key, to):
+    client = SendGridAPIClient(api_key=key, host=server.provider_url("sendgrid"))
+    mail = Mail(from_email="app@example.com", to_emails=to, subject="Hi", plain_text_content="x")
+    return client.send(mail).status_code
+
+
+def test_only_the_key_is_taken(tempinbox, tempinbox_server):
+    assert send(tempinbox_server, "SG.secret", tempinbox.address) == 202
+    with pytest.raises(UnauthorizedError):
+        send(tempinbox_server, "SG.other", tempinbox.address)
+"""
+
+
+def test_the_provider_key_option_keys_the_sessions_server(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(KEYED_TEST)
+    result = pytester.runpytest("--tempinbox-provider-key", "sendgrid=SG.secret")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_provider_key_comes_from_the_ini_file_too(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_provider_key =\n    sendgrid=SG.secret\n")
+    pytester.makepyfile(KEYED_TEST)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_bad_provider_key_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-provider-key", "sendgrid")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tempinbox-provider-key: a provider key is NAME=KEY*"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from importlib import import_module
+from types import ModuleType
 
 from .. import providers
 from . import inboxes, messages, refusals
@@ -145,6 +146,27 @@ def _later(module: str, name: str) -> Endpoint:
     return endpoint
 
 
+def _provider(name: str, function: str) -> Endpoint:
+    """The endpoint ``function`` of the provider ``name``, imported when first called, keyed.
+
+    Every provider route checks the provider's key here, once, before its
+    endpoint runs (:func:`~..providers.keys.refusal`).
+    """
+    found: list[tuple[Callable[..., Reply | None], ModuleType, Endpoint]] = []
+
+    async def endpoint(request: Request) -> Reply:
+        if not found:
+            module = import_module(f"{providers.__name__}.{name}")
+            keys = import_module(f"{providers.__name__}.keys")
+            found.append((keys.refusal, module, getattr(module, function)))
+        refusal, module, answer = found[0]
+        refused = refusal(name, module, request)
+        return refused if refused is not None else await answer(request)
+
+    endpoint.__qualname__ = endpoint.__name__ = function
+    return endpoint
+
+
 ROUTES: tuple[Route, ...] = (
     Route(
         "generate",
@@ -207,7 +229,7 @@ ROUTES: tuple[Route, ...] = (
         Route(
             f"{name}:{method} {prefix}{path}",
             path,
-            {method: _later(f"{providers.__name__}.{name}", function)},
+            {method: _provider(name, function)},
             prefix=prefix,
             sends_mail=method == "POST",
         )

@@ -20,6 +20,7 @@ from ...values import ProviderRecord
 from ..api.endpoints import Reply, encode_json
 from ..api.request import Request
 from .delivery import TooLarge, deliver, new_id, nobody_live
+from .keys import bearer
 from .send import (
     Mailbox,
     Part,
@@ -31,7 +32,7 @@ from .send import (
     parse_json,
 )
 
-__all__ = ["mail_send"]
+__all__ = ["credential", "error_reply", "mail_send"]
 
 ENDPOINT = "/v3/mail/send"
 # What the record keeps of the send's other settings, as the request gave them.
@@ -44,7 +45,7 @@ async def mail_send(request: Request) -> Reply:
     """``POST /v3/mail/send``: deliver each personalization; 202 with ``X-Message-Id``."""
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/json":
-        return _errors(415, "Content-Type should be application/json.", None)
+        return error_reply(415, "Content-Type should be application/json.", None)
     try:
         data = parse_json(request.body)
         sends = _read(data)
@@ -60,19 +61,28 @@ async def mail_send(request: Request) -> Reply:
             refused += delivery.refused
             delivered += len(delivery.stored)
     except TooLarge as error:
-        return _errors(413, error.message, error.field)
+        return error_reply(413, error.message, error.field)
     except SendError as error:
-        return _errors(400, error.message, error.field)
+        return error_reply(400, error.message, error.field)
     if not delivered:
-        return _errors(400, nobody_live(refused), "personalizations")
+        return error_reply(400, nobody_live(refused), "personalizations")
     return Reply(202, b"", "text/plain", {"X-Message-Id": message_id})
 
 
-def _errors(status: int, message: str, field: str | None) -> Reply:
-    """SendGrid's error answer: ``{"errors": [{"message", "field", "help"}]}``."""
+def error_reply(status: int, message: str, field: str | None = None) -> Reply:
+    """SendGrid's error answer: ``{"errors": [{"message", "field", "help"}]}``, with ``status``.
+
+    SendGrid answers every error so, a refused key's ``401`` included
+    (``"The provided authorization grant is invalid, expired, or revoked"``).
+    """
     return Reply(
         status, encode_json({"errors": [{"message": message, "field": field, "help": None}]})
     )
+
+
+def credential(request: Request) -> str | None:
+    """The API key the request presents, as SendGrid reads it: ``Authorization: Bearer KEY``."""
+    return bearer(request)
 
 
 def _sandbox(data: object) -> bool:
