@@ -147,21 +147,20 @@ def _later(module: str, name: str) -> Endpoint:
 
 
 def _provider(name: str, function: str) -> Endpoint:
-    """The endpoint ``function`` of the provider ``name``, imported when first called, keyed.
+    """The endpoint ``function`` of the provider ``name``, imported when first called, gated.
 
-    Every provider route checks the provider's key here, once, before its
-    endpoint runs (:func:`~..providers.keys.refusal`).
+    Every provider route goes through :func:`~..providers.gate.answer`: the
+    provider's key checked, a recipient's fault answered in its shape.
     """
-    found: list[tuple[Callable[..., Reply | None], ModuleType, Endpoint]] = []
+    found: list[tuple[Callable[..., Awaitable[Reply]], ModuleType, Endpoint]] = []
 
     async def endpoint(request: Request) -> Reply:
         if not found:
             module = import_module(f"{providers.__name__}.{name}")
-            keys = import_module(f"{providers.__name__}.keys")
-            found.append((keys.refusal, module, getattr(module, function)))
-        refusal, module, answer = found[0]
-        refused = refusal(name, module, request)
-        return refused if refused is not None else await answer(request)
+            gate = import_module(f"{providers.__name__}.gate")
+            found.append((gate.answer, module, getattr(module, function)))
+        answer, module, function_of_module = found[0]
+        return await answer(name, module, function_of_module, request)
 
     endpoint.__qualname__ = endpoint.__name__ = function
     return endpoint

@@ -24,7 +24,7 @@ from ...values import ProviderRecord
 from ..api.endpoints import Reply, encode_json
 from ..api.request import Request
 from .delivery import deliver
-from .keys import bearer
+from .gate import bearer
 from .send import (
     Mailbox,
     Part,

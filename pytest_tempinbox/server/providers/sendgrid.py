@@ -20,7 +20,7 @@ from ...values import ProviderRecord
 from ..api.endpoints import Reply, encode_json
 from ..api.request import Request
 from .delivery import TooLarge, deliver, new_id, nobody_live
-from .keys import bearer
+from .gate import bearer
 from .send import (
     Mailbox,
     Part,
