@@ -48,7 +48,7 @@ LinkSource = Literal["html", "text"]
 DkimStatus = Literal["pass", "fail", "none"]
 """The outcome of a DKIM check: ``pass``, ``fail``, or ``none`` for an unsigned message."""
 _DKIM_STATUSES = ("pass", "fail", "none")
-PROVIDERS = ("sendgrid", "resend")
+PROVIDERS = ("sendgrid", "resend", "brevo")
 """The email providers whose send APIs the server answers (see docs/providers.md)."""
 
 

@@ -30,5 +30,6 @@ ENDPOINTS: tuple[tuple[str, str, str, str], ...] = (
     ("sendgrid", "POST", "/v3/mail/send", "mail_send"),
     ("resend", "POST", "/emails", "emails"),
     ("resend", "POST", "/emails/batch", "emails_batch"),
+    ("brevo", "POST", "/v3/smtp/email", "smtp_email"),
 )
 """Each provider endpoint: the provider (its module here), method, path, the module's function."""
