@@ -26,6 +26,7 @@ from .config import (
     STORE_HELP,
     ServerConfig,
     domain_name,
+    parse_provider_key,
     parse_public_smtp,
     parse_store,
 )
@@ -83,6 +84,7 @@ _public_smtp = _argument_type(parse_public_smtp)
 _store = _argument_type(parse_store)
 _dkim_keys = _argument_type(_load_dkim_keys)
 _smtp_auth = _argument_type(parse_smtp_auth)
+_provider_key = _argument_type(parse_provider_key)
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -173,6 +175,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help='a JSON file mapping DNS names to DKIM TXT records, {"sel._domainkey.example.com": '
         '"v=DKIM1; k=rsa; p=..."}: the keys that messages\' DKIM signatures are verified with '
         "(never real DNS; needs the dkim extra)",
+    )
+    parser.add_argument(
+        "--provider-key",
+        type=_provider_key,
+        action="append",
+        dest="provider_keys",
+        default=[],
+        metavar="NAME=KEY",
+        help="the one API key a provider's endpoints accept, e.g. sendgrid=SG.test: other keys "
+        "get the provider's own 401/403 (default: any key); a secret, never logged or shown; "
+        "repeat for several providers",
     )
     parser.add_argument(
         "--no-link-checks",
@@ -267,6 +280,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         dkim_keys=options.dkim_keys,
         link_checks=options.link_checks,
         event_loop=options.event_loop,
+        provider_keys=dict(options.provider_keys),
         **limits,
     )
 

@@ -40,6 +40,7 @@ __all__ = [
     "STORE_HELP",
     "ServerConfig",
     "domain_name",
+    "parse_provider_key",
     "parse_public_smtp",
     "parse_store",
 ]
@@ -160,7 +161,9 @@ class ServerConfig:
     verified with (kept as sorted pairs, so that the configuration stays
     hashable); ``link_checks`` False makes the link-check route refuse.
     ``event_loop`` is one of :data:`EVENT_LOOPS`: ``auto`` serves on uvloop
-    when it is installed, on asyncio's loop otherwise.
+    when it is installed, on asyncio's loop otherwise. ``provider_keys`` maps a
+    provider's name (:data:`~pytest_tempinbox.values.PROVIDERS`) to the one API
+    key its endpoints accept (kept as sorted pairs); ``repr`` shows no key.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -184,6 +187,7 @@ class ServerConfig:
         "max_streams",
         "max_streams_per_inbox",
         "message_size_limit",
+        "provider_keys",
         "public_smtp",
         "smtp_auth",
         "smtp_port",
@@ -220,6 +224,7 @@ class ServerConfig:
         dkim_keys: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         link_checks: bool = True,
         event_loop: str = DEFAULT_EVENT_LOOP,
+        provider_keys: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -253,6 +258,10 @@ class ServerConfig:
         self.dkim_keys: tuple[tuple[str, str], ...] = tuple(sorted(pairs))
         self.link_checks: bool = link_checks
         self.event_loop: str = event_loop
+        keys = dict(provider_keys)  # a provider given twice: its last key
+        self.provider_keys: tuple[tuple[str, str], ...] = tuple(
+            sorted(_provider_key(name, key) for name, key in keys.items())
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):
@@ -297,8 +306,30 @@ class ServerConfig:
         return f"ServerConfig({fields})"
 
 
+def parse_provider_key(text: str) -> tuple[str, str]:
+    """Read ``NAME=KEY`` (``--provider-key``) into its pair; :class:`ValueError` if it is not."""
+    name, equals, key = text.partition("=")
+    if not equals:
+        raise ValueError("a provider key is NAME=KEY, e.g. sendgrid=SG.test (no '=' given)")
+    return _provider_key(name.strip().lower(), key)
+
+
+def _provider_key(name: str, key: str) -> tuple[str, str]:
+    from .values import PROVIDERS
+
+    if name not in PROVIDERS:
+        raise ValueError(
+            f"no provider {name[:40]!r} to key: the server answers {', '.join(PROVIDERS)}"
+        )
+    if not key or not key.isprintable() or key != key.strip():
+        raise ValueError(f"the {name} key must be printable characters, not empty")
+    return name, key
+
+
 def _shown(name: str, value: Any) -> Any:
-    """A setting as ``repr`` shows it: a Redis URL's password hidden."""
+    """A setting as ``repr`` shows it: a Redis URL's password hidden, no provider key."""
+    if name == "provider_keys":
+        return [(provider, "***") for provider, _ in value]
     if name == "store" and "@" in value:
         scheme, _, rest = value.partition("://")
         return f"{scheme}://***@{rest.rpartition('@')[2]}"

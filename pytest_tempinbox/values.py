@@ -56,7 +56,7 @@ Stage = Literal["rcpt", "data"]
 """Where in an SMTP transaction an injected fault strikes: at ``RCPT TO`` or at the end of DATA."""
 LinkSource = Literal["html", "text"]
 """Where a link was found: an ``<a>`` or ``<area>`` of the HTML body, or a URL in the text body."""
-PROVIDERS = ("sendgrid", "resend", "ses", "postmark", "mailgun")
+PROVIDERS = ("sendgrid", "resend", "ses", "postmark", "mailgun", "brevo")
 """The email providers whose send APIs the server answers (see docs/providers.md)."""
 # The providers served at the origin's root, as server.providers.ROOTED says (a test holds it).
 _ROOTED = frozenset({"postmark"})

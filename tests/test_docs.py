@@ -178,9 +178,32 @@ def openapi() -> dict[str, Any]:
     return openapi_document(pytest_tempinbox.__version__)
 
 
+def api_paths() -> dict[str, dict[str, dict[str, Any]]]:
+    """The document's paths that docs/api.md documents: the API's and /metrics.
+
+    The providers' endpoints (``/providers/<name>/...``) are the providers' own
+    APIs, documented on docs/providers.md (see the test after these).
+    """
+    from pytest_tempinbox.server.api.routes import ROUTES
+
+    providers = {route.path for route in ROUTES if ":" in route.name}  # "<provider>:<method> ..."
+    paths: dict[str, dict[str, dict[str, Any]]] = openapi()["paths"]
+    return {path: item for path, item in paths.items() if path not in providers}
+
+
+def test_every_provider_endpoint_of_the_document_is_on_the_providers_page() -> None:
+    text = page("providers.md")
+    paths: dict[str, dict[str, dict[str, Any]]] = openapi()["paths"]
+    for path, operations in paths.items():
+        if path.startswith("/providers/"):
+            own = "/" + path.split("/", 3)[3]  # the provider's own path
+            for method in operations:
+                assert f"`{method.upper()} {own}`" in text, f"docs/providers.md: {method} {own}"
+
+
 def test_every_path_of_the_openapi_document_is_documented() -> None:
     documented = sections(page("api.md"), 2)
-    paths: dict[str, dict[str, dict[str, Any]]] = openapi()["paths"]
+    paths = api_paths()
 
     for path, operations in paths.items():
         for method, operation in operations.items():
@@ -210,7 +233,7 @@ def test_every_documented_endpoint_is_in_the_openapi_document() -> None:
 
 def test_the_fields_of_every_answer_are_documented() -> None:
     documented = sections(page("api.md"), 2)
-    paths: dict[str, dict[str, dict[str, Any]]] = openapi()["paths"]
+    paths = api_paths()
     for path, operations in paths.items():
         for method, operation in operations.items():
             text = documented[f"{method.upper()} {path}"]

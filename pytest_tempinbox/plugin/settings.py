@@ -24,6 +24,7 @@ from ..config import (
     STORE_HELP,
     ServerConfig,
     domain_name,
+    parse_provider_key,
     parse_store,
 )
 from ..limits import LIMIT_SETTINGS, format_limit, parse_limit
@@ -95,6 +96,11 @@ _KEEP_MAILERS_HELP = (
     "Django 6.1 and later: the MAILERS aliases that tempinbox_django leaves as they are, "
     "separated by spaces (default: none: every mailer sends to the server)"
 )
+_PROVIDER_KEY_HELP = (
+    "NAME=KEY: the one API key a provider's endpoints accept on the server started here "
+    "(e.g. sendgrid=SG.test), others get the provider's own 401/403; repeat for several "
+    "(default: any key)"
+)
 _UI_HELP = (
     "start the server when the session starts and print the URL of its inbox viewer, "
     "a web page to watch mail arrive (default: off)"
@@ -109,7 +115,9 @@ class Settings:
     its controller started. ``artifacts`` is ``--tempinbox-artifacts`` made
     absolute, ``keep`` is ``--tempinbox-keep`` and ``ui`` ``--tempinbox-ui``;
     ``event_loop`` (``--tempinbox-loop``) is one of
-    :data:`~pytest_tempinbox.config.EVENT_LOOPS`, for a server started here.
+    :data:`~pytest_tempinbox.config.EVENT_LOOPS`, for a server started here;
+    ``provider_keys`` (``--tempinbox-provider-key``) the one key each keyed
+    provider accepts there.
     ``origins`` says where the settings that can fail later came from (``url``,
     ``port``, ``smtp_port``, ``loop``), for the errors that name them.
     """
@@ -124,6 +132,7 @@ class Settings:
         "limits",
         "origins",
         "port",
+        "provider_keys",
         "smtp_auth",
         "smtp_port",
         "store",
@@ -152,6 +161,7 @@ class Settings:
         artifacts: str | None = None,
         worker: bool = False,
         origins: dict[str, Origin] | None = None,
+        provider_keys: dict[str, str] | None = None,
     ) -> None:
         self.port = port
         self.smtp_port = smtp_port
@@ -169,6 +179,7 @@ class Settings:
         self.artifacts = artifacts
         self.worker = worker
         self.origins = {} if origins is None else origins
+        self.provider_keys = {} if provider_keys is None else provider_keys
 
     def origin(self, name: str) -> Origin:
         """Where the setting ``name`` came from; its flag when it was given nowhere."""
@@ -186,6 +197,7 @@ class Settings:
             store=self.store,
             dkim_keys=self.dkim_keys,
             event_loop=self.event_loop,
+            provider_keys=self.provider_keys,
         ).replace(**self.limits)
 
 
@@ -202,6 +214,15 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("tempinbox_ui", _UI_HELP, type="bool", default=False)
     group.addoption("--tempinbox-keep", action="store_true", dest="tempinbox_keep", help=_KEEP_HELP)
     parser.addini("tempinbox_keep", _KEEP_HELP, type="bool", default=False)
+    group.addoption(
+        "--tempinbox-provider-key",
+        action="append",
+        dest="tempinbox_provider_key",
+        default=[],
+        metavar="NAME=KEY",
+        help=_PROVIDER_KEY_HELP,
+    )
+    parser.addini("tempinbox_provider_key", _PROVIDER_KEY_HELP, type="linelist", default=[])
     parser.addini(KEEP_MAILERS_INI, _KEEP_MAILERS_HELP, type="args", default=[])
     for setting in LIMIT_SETTINGS:
         key = setting.flag.replace("-", "_")
@@ -247,6 +268,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         artifacts=_artifacts(config, from_controller.get("tempinbox_artifacts")),
         worker=workerinput is not None,
         origins=origins,
+        provider_keys=_provider_keys(config),
     )
 
 
@@ -339,3 +361,17 @@ def _smtp_auth(config: pytest.Config) -> SMTPAuth:
         return parse_smtp_auth(text or DEFAULT_SMTP_AUTH)
     except ValueError as exc:
         raise pytest.UsageError(f"{origin}: {exc}") from None
+
+
+def _provider_keys(config: pytest.Config) -> dict[str, str]:
+    """``--tempinbox-provider-key NAME=KEY`` (repeated), else the ini key's lines; no key shown."""
+    flags: list[str] = config.getoption("tempinbox_provider_key") or []
+    origin = "--tempinbox-provider-key" if flags else "ini key tempinbox_provider_key"
+    keys = {}
+    for text in flags or config.getini("tempinbox_provider_key"):
+        try:
+            name, key = parse_provider_key(text)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{origin}: {exc}") from None
+        keys[name] = key
+    return keys

@@ -111,7 +111,9 @@ class InboxServer:
     ``link_checks`` False makes ``GET .../link-check`` refuse (403): a server
     bound beyond loopback requests the links of the mail it is sent when asked.
     ``event_loop`` is ``auto`` (uvloop when installed: the ``uvloop`` extra),
-    ``asyncio`` or ``uvloop``.
+    ``asyncio`` or ``uvloop``. ``provider_keys`` maps a provider's name to the
+    one API key its endpoints accept (``{"sendgrid": "SG.test"}``); a provider
+    without one accepts any key (see docs/providers.md).
 
     The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
     ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
@@ -144,6 +146,7 @@ class InboxServer:
         dkim_keys: Mapping[str, str] | None = None,
         link_checks: bool = True,
         event_loop: str = DEFAULT_EVENT_LOOP,
+        provider_keys: Mapping[str, str] | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -171,6 +174,7 @@ class InboxServer:
                 dkim_keys=dkim_keys or {},
                 link_checks=link_checks,
                 event_loop=event_loop,
+                provider_keys=provider_keys or {},
             )
         )
 

@@ -15,6 +15,14 @@ under ``components/parameters`` and ``components/responses``, once each; the
 loader writes them out where they are referred to, so that the served document
 gives every operation whole, with only ``components/schemas`` to look up.
 
+The email providers' endpoints are listed from
+:data:`~pytest_tempinbox.server.providers.ENDPOINTS`, under each of their
+paths (``/providers/<name>/...``, and the origin's root for a provider in
+``ROOTED``): each provider describes its operations and schemas in
+``<name>.openapi.json`` beside its module (``{"paths": {path: {method:
+operation}}, "schemas": {...}}``, paths as the provider writes them); an
+endpoint its file does not describe is listed with an answer of any kind.
+
 The routes import this module when the document is first asked for, and the
 document is read once per version, from the file beside this module (a wheel
 installs it there): ``importlib.resources`` would add more imports than the
@@ -41,6 +49,7 @@ from ..limits import (
     MAX_FILTER_LENGTH,
     MAX_TTL,
 )
+from .providers import ENDPOINTS, PREFIX, ROOTED
 from .store.refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
 
 __all__ = ["DOCUMENT_FILE", "openapi_document"]
@@ -70,12 +79,13 @@ _SHARED = ("parameters", "responses")
 
 @functools.cache
 def openapi_document(version: str) -> dict[str, Any]:
-    """Return the OpenAPI document of the ``/api`` routes and ``/metrics``, of ``version``.
+    """Return the OpenAPI document of the ``/api`` routes, ``/metrics`` and the providers'.
 
     Read and filled in once per version: every call returns the same document,
     which the caller must not change.
     """
     document = json.loads(Path(__file__).with_name(DOCUMENT_FILE).read_text("utf-8"))
+    _add_providers(document)
     components = document["components"]
     shared = {
         f"#/components/{kind}/{name}": piece
@@ -84,6 +94,36 @@ def openapi_document(version: str) -> dict[str, Any]:
     }
     filled: dict[str, Any] = _fill(document, {**_VALUES, "VERSION": version}, shared)
     return filled
+
+
+def _add_providers(document: dict[str, Any]) -> None:
+    """List each provider endpoint of ENDPOINTS in ``document``, as its provider describes it."""
+    schemas = document["components"]["schemas"]
+    described: dict[str, dict[str, Any]] = {}
+    for name, method, path, _ in ENDPOINTS:
+        if name not in described:
+            described[name] = _provider_file(name)
+            for key, schema in described[name].get("schemas", {}).items():
+                if key in schemas:
+                    raise LookupError(f"{name}.openapi.json names the schema {key}, named already")
+                schemas[key] = schema
+        operation = described[name].get("paths", {}).get(path, {}).get(method.lower())
+        if operation is None:
+            operation = {
+                "summary": f"{name}: the provider's {method} {path} (see docs/providers.md).",
+                "responses": {"default": {"description": "The provider's answer."}},
+            }
+        for prefix in (f"{PREFIX}/{name}", *([""] if name in ROOTED else [])):
+            document["paths"].setdefault(prefix + path, {})[method.lower()] = operation
+
+
+def _provider_file(name: str) -> dict[str, Any]:
+    """The provider's description of its endpoints, beside its module; empty without one."""
+    path = Path(__file__).parent / "providers" / f"{name}.openapi.json"
+    if not path.exists():
+        return {}
+    found: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return found
 
 
 def _fill(node: Any, values: Mapping[str, object], shared: Mapping[str, Any]) -> Any:

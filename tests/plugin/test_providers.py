@@ -183,3 +183,110 @@ def test_without_a_proxy_no_proxy_is_left_alone() -> None:
 def test_a_provider_without_variables_gets_only_its_url_by_name() -> None:
     values, _ = provider_environment({"postmark": "http://127.0.0.1:8025"}, {})
     assert values == {}
+
+
+KEYED_TEST = """
+import pytest
+from python_http_client.exceptions import UnauthorizedError
+from sendgrid import SendGridAPIClient
+from sendgrid.helpers.mail import Mail
+
+
+def send(server, key, to):
+    client = SendGridAPIClient(api_key=key, host=server.provider_url("sendgrid"))
+    mail = Mail(from_email="app@example.com", to_emails=to, subject="Hi", plain_text_content="x")
+    return client.send(mail).status_code
+
+
+def test_only_the_key_is_taken(tempinbox, tempinbox_server):
+    assert send(tempinbox_server, "SG.secret", tempinbox.address) == 202
+    with pytest.raises(UnauthorizedError):
+        send(tempinbox_server, "SG.other", tempinbox.address)
+"""
+
+
+def test_the_provider_key_option_keys_the_sessions_server(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(KEYED_TEST)
+    result = pytester.runpytest("--tempinbox-provider-key", "sendgrid=SG.secret")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_provider_key_comes_from_the_ini_file_too(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntempinbox_provider_key =\n    sendgrid=SG.secret\n")
+    pytester.makepyfile(KEYED_TEST)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_bad_provider_key_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--tempinbox-provider-key", "sendgrid")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--tempinbox-provider-key: a provider key is NAME=KEY*"])
+
+
+ANYMAIL_CONFTEST = """
+import django
+from django.conf import settings
+
+settings.configure(DEFAULT_FROM_EMAIL="App <app@example.com>")
+django.setup()
+"""
+ANYMAIL_TEST = """
+from anymail.exceptions import AnymailAPIError
+from django.core.mail import EmailMultiAlternatives, get_connection
+from django.test import override_settings
+import pytest
+
+
+def brevo(server):
+    url = server.provider_url("brevo") + "/v3/"
+    with override_settings(ANYMAIL={"BREVO_API_KEY": "xkeysib-test", "BREVO_API_URL": url}):
+        return get_connection("anymail.backends.brevo.EmailBackend")
+
+
+def test_anymail_brevo(tempinbox, tempinbox_server):
+    mail = EmailMultiAlternatives(
+        "Confirm", "Code 482913", to=[tempinbox.address], connection=brevo(tempinbox_server)
+    )
+    mail.attach_alternative('<a href="https://app.test/c">Confirm</a>', "text/html")
+    mail.attach("note.txt", "hello", "text/plain")
+    mail.tags = ["signup"]
+    mail.metadata = {"user": "7"}
+    assert mail.send() == 1
+    message = tempinbox.wait_for_message(subject="Confirm")
+    assert message.code() == "482913"
+    assert message.link(text="Confirm") == "https://app.test/c"
+    assert message.attachment("note.txt").content() == b"hello"
+    assert message.provider.name == "brevo"
+    assert message.provider.tags == ("signup",)
+    assert message.provider.metadata == {"user": "7"}
+    assert mail.anymail_status.message_id == message.message_id
+
+
+def test_anymail_brevo_batch(tempinbox_factory, tempinbox_server):
+    first, second = tempinbox_factory(), tempinbox_factory()
+    mail = EmailMultiAlternatives(
+        "Hi {{ params.name }}", "Code {{ params.code }}", to=[first.address, second.address],
+        connection=brevo(tempinbox_server),
+    )
+    mail.merge_data = {first.address: {"name": "Ann", "code": "111111"},
+                       second.address: {"name": "Bob", "code": "222222"}}
+    mail.send()
+    assert first.wait_for_message().subject == "Hi Ann"
+    assert second.wait_for_message().code() == "222222"
+
+
+def test_anymail_brevo_error(tempinbox, tempinbox_server):
+    tempinbox.fail_next(429, times=5)
+    connection = brevo(tempinbox_server)
+    mail = EmailMultiAlternatives("x", "y", to=[tempinbox.address], connection=connection)
+    with pytest.raises(AnymailAPIError) as raised:
+        mail.send()
+    assert raised.value.status_code == 429
+"""
+
+
+def test_django_anymails_brevo_backend_sends_to_the_server(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(ANYMAIL_CONFTEST)
+    pytester.makepyfile(ANYMAIL_TEST)
+    pytester.runpytest_subprocess("-p", "no:django").assert_outcomes(passed=3)

@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import resend
 from playwright.sync_api import Browser, sync_playwright
 
 from pytest_tempinbox import TempInboxClient
@@ -121,3 +122,12 @@ def provider_client(provider_server: InboxServer) -> Iterator[TempInboxClient]:
 def recipient(provider_client: TempInboxClient) -> Inbox:
     """A fresh inbox of :func:`provider_server`."""
     return provider_client.generate()
+
+
+@pytest.fixture
+def emails(provider_server: InboxServer) -> Iterator[type[resend.Emails]]:
+    """Resend's ``Emails``, its module pointed at the server for the test."""
+    saved = resend.api_url, resend.api_key
+    resend.api_url, resend.api_key = provider_server.provider_url("resend"), "re_test_key"
+    yield resend.Emails
+    resend.api_url, resend.api_key = saved

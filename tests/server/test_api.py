@@ -80,9 +80,37 @@ def test_openapi_document_lists_every_route(
         for method in route.methods or ()
         if method != "HEAD"
     }
-    documented = {(path, method) for path, item in document["paths"].items() for method in item}
+    documented = {
+        (path, method)
+        for path, item in document["paths"].items()
+        if path.startswith(("/api/", "/metrics"))
+        for method in item
+    }
     assert served == documented
     assert ("/metrics", "get") in documented
+
+
+def test_openapi_document_lists_every_provider_route(
+    server: InboxServer, api: str, http: requests.Session
+) -> None:
+    from pytest_tempinbox.server.api.routes import API_PREFIX, ROUTES
+
+    document = http.get(api + "/openapi.json").json()
+    # A provider's route is named "<provider>:<method> <path>" (server.providers.ENDPOINTS).
+    served = {
+        (route.path, method.lower())
+        for route in ROUTES
+        if ":" in route.name
+        for method in route.endpoints
+    }
+    documented = {
+        (path, method)
+        for path, item in document["paths"].items()
+        if not path.startswith((API_PREFIX + "/", "/metrics"))
+        for method in item
+    }
+    assert served == documented
+    assert ("/providers/brevo/v3/smtp/email", "post") in documented
 
 
 def test_requests_for_another_host_name_are_refused(api: str, http: requests.Session) -> None:

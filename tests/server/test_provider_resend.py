@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,15 +12,6 @@ from pytest_tempinbox import InboxServer, TempInboxClient
 from pytest_tempinbox.client.inbox import Inbox
 
 SENDER = "App <app@example.com>"
-
-
-@pytest.fixture
-def emails(provider_server: InboxServer) -> Iterator[type[resend.Emails]]:
-    """Resend's ``Emails``, its module pointed at the server for the test."""
-    saved = resend.api_url, resend.api_key
-    resend.api_url, resend.api_key = provider_server.provider_url("resend"), "re_test_key"
-    yield resend.Emails
-    resend.api_url, resend.api_key = saved
 
 
 def params(to: str | list[str], **fields: Any) -> resend.Emails.SendParams:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMON_HEADERS",
+    "DROP",
     "INLINE_PARSE_BYTES",
     "JSON_TYPE",
     "MAX_HEADER_BYTES",
@@ -105,6 +106,10 @@ class Reply(Answer):
 
     def __repr__(self) -> str:
         return f"Reply(status={self.status}, content_type={self.content_type!r})"
+
+
+DROP = Reply(0, b"", "text/plain")
+"""No answer at all: the HTTP adapter drops the connection (a provider send's injected fault)."""
 
 
 def encode_json(data: Any) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from importlib import import_module
+from types import ModuleType
 
 from .. import providers
 from . import inboxes, messages, refusals
@@ -145,6 +146,26 @@ def _later(module: str, name: str) -> Endpoint:
     return endpoint
 
 
+def _provider(name: str, function: str) -> Endpoint:
+    """The endpoint ``function`` of the provider ``name``, imported when first called, gated.
+
+    Every provider route goes through :func:`~..providers.gate.answer`: the
+    provider's key checked, a recipient's fault answered in its shape.
+    """
+    found: list[tuple[Callable[..., Awaitable[Reply]], ModuleType, Endpoint]] = []
+
+    async def endpoint(request: Request) -> Reply:
+        if not found:
+            module = import_module(f"{providers.__name__}.{name}")
+            gate = import_module(f"{providers.__name__}.gate")
+            found.append((gate.answer, module, getattr(module, function)))
+        answer, module, function_of_module = found[0]
+        return await answer(name, module, function_of_module, request)
+
+    endpoint.__qualname__ = endpoint.__name__ = function
+    return endpoint
+
+
 ROUTES: tuple[Route, ...] = (
     Route(
         "generate",
@@ -207,7 +228,7 @@ ROUTES: tuple[Route, ...] = (
         Route(
             f"{name}:{method} {prefix}{path}",
             path,
-            {method: _later(f"{providers.__name__}.{name}", function)},
+            {method: _provider(name, function)},
             prefix=prefix,
             sends_mail=method == "POST",
         )

@@ -39,6 +39,7 @@ from ...errors import (
 )
 from ..api.endpoints import (
     COMMON_HEADERS,
+    DROP,
     MAX_HEADER_BYTES,
     MAX_REQUEST_BODY,
     MAX_TARGET_BYTES,
@@ -53,6 +54,7 @@ from ..api.routes import API_PREFIX, ROUTES, Endpoint
 from ..api.settings import ApiSettings
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
+from .listener import drop_connection
 
 __all__ = [
     "MAX_HEADER_BYTES",
@@ -167,6 +169,12 @@ def _handler(
             request.headers,
         )
         reply = await endpoint(asked)
+        if reply is DROP:
+            if drop_connection(request.scope):
+                await _disconnected(request.receive)  # uvicorn then sends nothing more
+                return Response(b"", status_code=204)  # to a connection lost: never sent
+            # A connection this process does not hold (none of its listeners'): a 503 instead.
+            return Response(b"connection dropped (injected fault)", 503, media_type="text/plain")
         if reply.stream is not None:
             return EventStreamResponse(reply.stream)
         return respond(reply)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..in_process import ASGIApp
@@ -21,9 +21,39 @@ from ..sockets import Refusals, http_refusal
 if TYPE_CHECKING:
     import uvicorn
 
-__all__ = ["LazyHTTP"]
+__all__ = ["LazyHTTP", "drop_connection"]
 
 log = logging.getLogger(__name__)
+
+Ends = tuple[tuple[str, int], tuple[str, int]]
+# The open connections of the servers of this process, by their two ends (as an
+# ASGI scope names them, "server" and "client"): what a dropped answer closes.
+_OPEN: dict[Ends, asyncio.BaseTransport] = {}
+
+
+def drop_connection(scope: Mapping[str, Any]) -> bool:
+    """Close the connection of the request of ``scope`` at once, unanswered; False if unknown.
+
+    The request's task must then wait for the disconnect before it returns, so
+    that uvicorn sends nothing more (it answers a task that returns without an
+    answer with a 500, but not on a connection already lost).
+    """
+    server, client = scope.get("server"), scope.get("client")
+    if server is None or client is None:
+        return False
+    transport = _OPEN.get((tuple(server), tuple(client)))
+    if transport is None:
+        return False
+    transport.abort()  # type: ignore[attr-defined]
+    return True
+
+
+def _ends(transport: asyncio.BaseTransport) -> Ends | None:
+    """A connection's two ends, (host, port) each, as uvicorn writes them in its scopes."""
+    local, peer = transport.get_extra_info("sockname"), transport.get_extra_info("peername")
+    if not isinstance(local, tuple) or not isinstance(peer, tuple):
+        return None  # a Unix socket: no request of it can be dropped
+    return (str(local[0]), int(local[1])), (str(peer[0]), int(peer[1]))
 
 
 class LazyHTTP:
@@ -72,7 +102,7 @@ class LazyHTTP:
             timeout_graceful_shutdown=2,
             date_header=False,
             backlog=self.backlog,
-            http="auto" if self.refusals is None else _guarded(self.refusals),
+            http=_guarded(self.refusals),
         )
         server = uvicorn.Server(config)
         stopping = self.stopping
@@ -96,10 +126,11 @@ class LazyHTTP:
         await self.serving
 
 
-def _guarded(refusals: Refusals) -> type[asyncio.Protocol]:
-    """The HTTP protocol uvicorn picks, but refusing a connection near the open-file limit.
+def _guarded(refusals: Refusals | None) -> type[asyncio.Protocol]:
+    """The HTTP protocol uvicorn picks, keeping its connections for :func:`drop_connection`.
 
-    On asyncio's loop the listening socket refuses it first; on uvloop, whose
+    With ``refusals``, it refuses a connection near the open-file limit: on
+    asyncio's loop the listening socket refuses it first; on uvloop, whose
     listeners accept in libuv, this is where it is refused.
     """
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
@@ -107,13 +138,20 @@ def _guarded(refusals: Refusals) -> type[asyncio.Protocol]:
     reply = http_refusal()
 
     def connection_made(self: Any, transport: asyncio.BaseTransport) -> None:
-        self.refused = refusals.at_ceiling(transport)
+        self.refused = refusals is not None and refusals.at_ceiling(transport)
+        self.ends = None
         if self.refused:
+            assert refusals is not None
             refusals.refuse_transport(transport, "HTTP", reply)
-        else:
-            AutoHTTPProtocol.connection_made(self, transport)
+            return
+        self.ends = _ends(transport)
+        if self.ends is not None:
+            _OPEN[self.ends] = transport
+        AutoHTTPProtocol.connection_made(self, transport)
 
     def connection_lost(self: Any, exc: Exception | None) -> None:
+        if self.ends is not None:
+            _OPEN.pop(self.ends, None)
         if not self.refused:  # a refused one never began
             AutoHTTPProtocol.connection_lost(self, exc)
 

@@ -10,6 +10,14 @@ in its provider's shape. The API's route table (:mod:`..api.routes`) names the
 endpoints of :data:`ENDPOINTS`, each under ``/providers/<name>``; their modules
 are imported when a send first arrives, so an unused provider layer costs
 nothing (see docs/providers.md).
+
+Every provider route goes through :func:`.gate.answer`: the provider's key
+checked with the module's ``credential`` and ``error_reply`` (the two
+functions each provider module has), and a recipient's fault, raised by
+``delivery.deliver`` as :class:`.delivery.Struck`, answered in the
+provider's shape: an endpoint must let ``Struck`` through. Each provider
+describes its endpoints for the OpenAPI document in ``<name>.openapi.json``
+beside its module.
 """
 
 from __future__ import annotations
@@ -45,5 +53,6 @@ ENDPOINTS: tuple[tuple[str, str, str, str], ...] = (
     ("postmark", "POST", "/email/batchWithTemplates/", "email_batch_with_templates"),
     ("mailgun", "POST", "/v3/{domain}/messages", "messages"),
     ("mailgun", "POST", "/v3/{domain}/messages.mime", "messages_mime"),
+    ("brevo", "POST", "/v3/smtp/email", "smtp_email"),
 )
 """Each provider endpoint: the provider (its module here), method, path, the module's function."""

@@ -24,6 +24,7 @@ from ...values import ProviderRecord
 from ..api.endpoints import Reply, encode_json
 from ..api.request import Request
 from .delivery import deliver
+from .gate import bearer
 from .send import (
     Mailbox,
     Part,
@@ -35,12 +36,23 @@ from .send import (
     parse_json,
 )
 
-__all__ = ["emails", "emails_batch"]
+__all__ = ["WRONG_KEY_STATUS", "credential", "emails", "emails_batch", "error_reply"]
 
 MAX_RECIPIENTS = 50
 """Resend's limit on the recipients of one send (To, Cc and Bcc each)."""
 MAX_BATCH = 100
 """Resend's limit on the sends of one batch."""
+WRONG_KEY_STATUS = 403
+"""Resend answers a key it does not know with 403 ``invalid_api_key`` (none at all: 401)."""
+_NAMES = {
+    401: "missing_api_key",
+    403: "invalid_api_key",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "validation_error",
+    429: "rate_limit_exceeded",
+    500: "application_error",
+}
 
 
 class _Refused(SendError):
@@ -78,22 +90,31 @@ async def _answer(request: Request, *, batch: bool) -> Reply:
             delivered += len(delivery.stored)
             refused += delivery.refused
     except _Refused as error:
-        return _error(error.status, error.name, error.message)
+        return error_reply(error.status, error.message, error.name)
     except SendError as error:
-        return _error(422, "validation_error", error.message)
+        return error_reply(422, error.message)
     if not delivered:
         shown = ", ".join(refused[:5]) + (", ..." if len(refused) > 5 else "")
-        return _error(
-            422, "validation_error", f"no recipient is a live inbox of this server: {shown}"
-        )
+        return error_reply(422, f"no recipient is a live inbox of this server: {shown}")
     if batch:
         return Reply(200, encode_json({"data": [{"id": id} for id in ids]}))
     return Reply(200, encode_json({"id": ids[0]}))
 
 
-def _error(status: int, name: str, message: str) -> Reply:
-    """Resend's error answer: ``{"statusCode", "name", "message"}``."""
+def error_reply(status: int, message: str, name: str | None = None) -> Reply:
+    """Resend's error answer: ``{"statusCode", "name", "message"}``, with ``status``.
+
+    ``name`` is Resend's error name; by default the one Resend gives that
+    status (``missing_api_key`` for 401, ``invalid_api_key`` for 403,
+    ``rate_limit_exceeded`` for 429, ...).
+    """
+    name = name or _NAMES.get(status, "application_error" if status >= 500 else "validation_error")
     return Reply(status, encode_json({"statusCode": status, "name": name, "message": message}))
+
+
+def credential(request: Request) -> str | None:
+    """The API key the request presents, as Resend reads it: ``Authorization: Bearer KEY``."""
+    return bearer(request)
 
 
 def _json(request: Request) -> object:

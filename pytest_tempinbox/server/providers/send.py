@@ -18,11 +18,13 @@ import binascii
 import json
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.header import Header
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import formataddr, formatdate
+from typing import Any
 
 from ...values import ProviderRecord
 
@@ -35,7 +37,10 @@ __all__ = [
     "checked_address",
     "decode_base64",
     "header_pairs",
+    "object_items",
+    "optional_object",
     "parse_json",
+    "string_list",
 ]
 
 Mailbox = tuple[str, str]
@@ -142,6 +147,42 @@ def header_pairs(headers: object, field: str) -> tuple[tuple[str, str], ...]:
             raise SendError(f"{field} has an invalid header: {name[:80]!r}", field)
         pairs.append((name, value))
     return tuple(pairs)
+
+
+def optional_object(value: object, field: str) -> dict[str, Any]:
+    """A JSON object field, ``{}`` when absent; else :class:`SendError`."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SendError(f"{field} must be an object", field)
+    return value
+
+
+def string_list(value: object, field: str) -> tuple[str, ...]:
+    """An array of strings (tags, categories), ``()`` when absent; else :class:`SendError`."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise SendError(f"{field} must be an array of strings", field)
+    return tuple(value)
+
+
+def object_items(
+    value: object, field: str, index: str = ".{}"
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each object of an array field, with its own field's name (``index`` after ``field``).
+
+    An absent field has none; a field that is not an array of objects is a :class:`SendError`.
+    """
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise SendError(f"{field} must be an array", field)
+    for n, item in enumerate(value):
+        at = field + index.format(n)
+        if not isinstance(item, dict):
+            raise SendError(f"{at} must be an object", at)
+        yield at, item
 
 
 def build_message(send: Send, record: ProviderRecord, message_id: str) -> bytes:

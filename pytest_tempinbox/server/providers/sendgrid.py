@@ -20,6 +20,7 @@ from ...values import ProviderRecord
 from ..api.endpoints import Reply, encode_json
 from ..api.request import Request
 from .delivery import TooLarge, deliver, new_id, nobody_live
+from .gate import bearer
 from .send import (
     Mailbox,
     Part,
@@ -28,10 +29,13 @@ from .send import (
     checked_address,
     decode_base64,
     header_pairs,
+    object_items,
+    optional_object,
     parse_json,
+    string_list,
 )
 
-__all__ = ["mail_send"]
+__all__ = ["credential", "error_reply", "mail_send"]
 
 ENDPOINT = "/v3/mail/send"
 # What the record keeps of the send's other settings, as the request gave them.
@@ -44,7 +48,7 @@ async def mail_send(request: Request) -> Reply:
     """``POST /v3/mail/send``: deliver each personalization; 202 with ``X-Message-Id``."""
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/json":
-        return _errors(415, "Content-Type should be application/json.", None)
+        return error_reply(415, "Content-Type should be application/json.", None)
     try:
         data = parse_json(request.body)
         sends = _read(data)
@@ -60,19 +64,28 @@ async def mail_send(request: Request) -> Reply:
             refused += delivery.refused
             delivered += len(delivery.stored)
     except TooLarge as error:
-        return _errors(413, error.message, error.field)
+        return error_reply(413, error.message, error.field)
     except SendError as error:
-        return _errors(400, error.message, error.field)
+        return error_reply(400, error.message, error.field)
     if not delivered:
-        return _errors(400, nobody_live(refused), "personalizations")
+        return error_reply(400, nobody_live(refused), "personalizations")
     return Reply(202, b"", "text/plain", {"X-Message-Id": message_id})
 
 
-def _errors(status: int, message: str, field: str | None) -> Reply:
-    """SendGrid's error answer: ``{"errors": [{"message", "field", "help"}]}``."""
+def error_reply(status: int, message: str, field: str | None = None) -> Reply:
+    """SendGrid's error answer: ``{"errors": [{"message", "field", "help"}]}``, with ``status``.
+
+    SendGrid answers every error so, a refused key's ``401`` included
+    (``"The provided authorization grant is invalid, expired, or revoked"``).
+    """
     return Reply(
         status, encode_json({"errors": [{"message": message, "field": field, "help": None}]})
     )
+
+
+def credential(request: Request) -> str | None:
+    """The API key the request presents, as SendGrid reads it: ``Authorization: Bearer KEY``."""
+    return bearer(request)
 
 
 def _sandbox(data: object) -> bool:
@@ -108,8 +121,8 @@ def _read(data: object) -> list[tuple[Send, ProviderRecord]]:
     attachments = _attachments(data.get("attachments"))
     headers = header_pairs(data.get("headers"), "headers")
     reply_to = _reply_to(data)
-    tags = _categories(data.get("categories"))
-    custom_args = _object(data.get("custom_args"), "custom_args")
+    tags = string_list(data.get("categories"), "categories")
+    custom_args = optional_object(data.get("custom_args"), "custom_args")
     options = {name: data[name] for name in _OPTIONS if name in data}
     sends = []
     for n, item in enumerate(personalizations):
@@ -131,7 +144,7 @@ def _read(data: object) -> list[tuple[Send, ProviderRecord]]:
                 "defined.",
                 "subject",
             )
-        swaps = _object(item.get("substitutions"), f"{field}.substitutions")
+        swaps = optional_object(item.get("substitutions"), f"{field}.substitutions")
         own_headers = header_pairs(item.get("headers"), f"{field}.headers")
         all_headers = tuple({**dict(headers), **dict(own_headers)}.items())
         send = Send(
@@ -153,7 +166,10 @@ def _read(data: object) -> list[tuple[Send, ProviderRecord]]:
             template_id=template_id,
             template_data=data_of_template if template_id is not None else None,
             tags=tags,
-            metadata={**custom_args, **_object(item.get("custom_args"), f"{field}.custom_args")},
+            metadata={
+                **custom_args,
+                **optional_object(item.get("custom_args"), f"{field}.custom_args"),
+            },
             headers=dict(all_headers),
             options={**options, **({"send_at": item["send_at"]} if "send_at" in item else {})},
         )
@@ -235,15 +251,8 @@ def _content(value: object, template_id: str | None) -> tuple[str | None, str | 
 
 
 def _attachments(value: object) -> tuple[Part, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise SendError("attachments must be an array", "attachments")
     parts = []
-    for n, item in enumerate(value):
-        field = f"attachments.{n}"
-        if not isinstance(item, dict):
-            raise SendError(f"{field} must be an object", field)
+    for field, item in object_items(value, "attachments"):
         filename = item.get("filename")
         if not isinstance(filename, str) or not filename:
             raise SendError("The attachment filename parameter is required.", f"{field}.filename")
@@ -260,22 +269,6 @@ def _attachments(value: object) -> tuple[Part, ...]:
             )
         parts.append(Part(filename, content_type, content, content_id))
     return tuple(parts)
-
-
-def _categories(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise SendError("categories must be an array of strings", "categories")
-    return tuple(value)
-
-
-def _object(value: object, field: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SendError(f"{field} must be an object", field)
-    return value
 
 
 def _optional_text(data: dict[str, Any], name: str, within: str = "") -> str | None:
