@@ -59,8 +59,7 @@ def refusal(name: str, module: ModuleType, request: Request) -> Reply | None:
         return None
     else:
         status, message = getattr(module, "WRONG_KEY_STATUS", 401), WRONG_KEY
-    reply: Reply = module.error_reply(status, message.format(name=name))
-    return reply
+    return _error(module, request, status, message.format(name=name))
 
 
 async def answer(
@@ -81,7 +80,7 @@ async def answer(
     except Struck as struck:
         if struck.status is None:
             return DROP
-        reply: Reply = module.error_reply(struck.status, struck.message)
+        reply = _error(module, request, struck.status, struck.message)
         if struck.status == 429:
             reply = Reply(
                 reply.status,
@@ -90,3 +89,18 @@ async def answer(
                 {**reply.headers, "Retry-After": RETRY_AFTER},
             )
         return reply
+
+
+def _error(module: ModuleType, request: Request, status: int, message: str) -> Reply:
+    """The provider's error answer; a module whose errors depend on the request says so.
+
+    SES answers its v1 query API's requests in XML and v2's in JSON: its
+    ``request_error_reply`` picks by the request.
+    """
+    by_request = getattr(module, "request_error_reply", None)
+    reply: Reply = (
+        by_request(request, status, message)
+        if by_request is not None
+        else module.error_reply(status, message)
+    )
+    return reply
