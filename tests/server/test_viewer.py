@@ -185,5 +185,6 @@ def test_the_viewer_is_not_in_the_openapi_document(
     server: InboxServer, http: requests.Session
 ) -> None:
     paths = http.get(server.api_url + "/openapi.json", timeout=TIMEOUT).json()["paths"]
-    # The API, and /metrics beside it; the viewer's page and files are not API.
-    assert all(path.startswith("/api/") or path == "/metrics" for path in paths)
+    # The API, /metrics and the providers' endpoints beside it; the viewer's page and files are not.
+    assert all(path.startswith(("/api/", "/providers/")) or path == "/metrics" for path in paths)
+    assert not any(path.startswith("/viewer") or path == "/" for path in paths)
