@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 
 from .._net import WILDCARD_TO_LOOPBACK, is_loopback_url
 from ..smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS
-from ..values import provider_url
 
 if TYPE_CHECKING:
     import ssl
@@ -140,6 +139,8 @@ class RemoteServer:
 
     def provider_url(self, name: str) -> str:
         """The base URL to give email provider ``name``'s SDK (see docs/providers.md)."""
+        from ..values import provider_url  # not at import: the plugin loads this module
+
         return provider_url(self.api_url, name)
 
     @property

@@ -23,7 +23,6 @@ import pytest
 from ..client.remote import RemoteServer
 from . import session as _session
 from .django import django_mail_to
-from .providers import point_sdks
 from .reports import VIEWER_SHOWN, discard, inboxes_of, viewer_line
 from .server_handle import TempInboxServer
 from .session import SERVERS
@@ -193,4 +192,6 @@ def tempinbox_providers(
     (``tempinbox_providers["sendgrid"]``), for the SDKs that take it as an
     argument (SendGrid's ``host``). See docs/providers.md.
     """
+    from .providers import point_sdks  # the plugin's import stays light (docs/providers.md)
+
     yield from point_sdks(monkeypatch, tempinbox_server)
