@@ -24,7 +24,7 @@ from .machine import SMTP_SOURCE
 from .measure import Row, Section, alternate, median, ratio
 from .servers import SINKS, Sink, SinkFactory
 
-__all__ = ["NAME", "measure", "send_all"]
+__all__ = ["NAME", "measure", "run_clients", "send_all"]
 
 NAME = "SMTP ingestion"
 REFERENCE = "bare aiosmtpd"
@@ -62,23 +62,35 @@ def send_all(sink: Sink, messages: int, size: int, errors: list[str], label: str
         _client_command(sink, recipient, share, size)
         for recipient, share in zip(sink.recipients, shares, strict=True)
     ]
+    return run_clients(commands, errors, label)[0]
+
+
+def run_clients(
+    commands: list[list[str]], errors: list[str], label: str
+) -> tuple[float, list[str]]:
+    """Run client processes at once to completion: the seconds to the last exit, their outputs.
+
+    A client that fails or outlasts the timeout is an error of ``label``.
+    """
     started = time.perf_counter()
     processes = [
         subprocess.Popen(
-            command, cwd=_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            command, cwd=_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         for command in commands
     ]
+    outputs = []
     for process in processes:
         try:
-            _, stderr = process.communicate(timeout=_CLIENT_TIMEOUT)
+            stdout, stderr = process.communicate(timeout=_CLIENT_TIMEOUT)
         except subprocess.TimeoutExpired:
             process.kill()
-            _, stderr = process.communicate()
+            stdout, stderr = process.communicate()
             errors.append(f"{label}: a client did not finish within {_CLIENT_TIMEOUT:g} s")
         if process.returncode:
             errors.append(f"{label}: client exited {process.returncode}: {stderr.strip()[-300:]}")
-    return time.perf_counter() - started
+        outputs.append(stdout)
+    return time.perf_counter() - started, outputs
 
 
 def _round(

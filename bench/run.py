@@ -26,7 +26,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import django_suite, footprint, ingest, latency, reads, redis_store, suite, unused, waiters
+from . import (
+    django_suite,
+    footprint,
+    ingest,
+    latency,
+    providers,
+    reads,
+    redis_store,
+    suite,
+    unused,
+    waiters,
+)
 from .machine import describe, machine
 from .measure import Section
 from .report import failures, table
@@ -104,6 +115,9 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
         rounds=plan.redis_rounds, messages=plan.redis_messages, sends=plan.redis_sends
     ),
     "waiters": lambda plan: waiters.measure(waiters=plan.waiters, wakes=plan.wakes),
+    "providers": lambda plan: providers.measure(
+        rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
+    ),
 }
 
 
