@@ -14,6 +14,7 @@ new certificate, and the sessions already open keep theirs.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import ssl
 import sys
@@ -52,13 +53,12 @@ class CertificateFiles:
 
     def _read(self) -> ssl.SSLContext:
         """A new server-side context with the files' certificate and key."""
+        for path in (self.cert, self.key):
+            if not os.path.isfile(path):
+                raise ServerStartError(f"the {self.what} TLS file {path!r} is not a file")
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         try:
             context.load_cert_chain(self.cert, self.key)
-        except FileNotFoundError as exc:
-            raise ServerStartError(
-                f"the {self.what} TLS files cannot be read: no file {exc.filename!r}"
-            ) from None
         except OSError as exc:  # ssl.SSLError is an OSError too
             raise ServerStartError(
                 f"the {self.what} TLS certificate {self.cert!r} and key {self.key!r} cannot be "
