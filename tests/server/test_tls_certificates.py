@@ -24,7 +24,7 @@ import trustme
 from pytest_tempinbox import TempInboxClient
 from pytest_tempinbox.client.http import HTTPTransport
 from pytest_tempinbox.config import ServerConfig
-from pytest_tempinbox.errors import ServerStartError
+from pytest_tempinbox.errors import ServerStartError, ServerUnavailable
 from pytest_tempinbox.server.inbox_server import InboxServer
 
 from ..helpers import CLIENT_NAME, Standalone, make_message
@@ -169,6 +169,25 @@ def test_the_client_works_over_https_with_a_session_trusting_the_ca(
         with smtplib.SMTP(https_server.smtp_host, https_server.smtp_port) as smtp:
             smtp.send_message(make_message(to=inbox.address, subject="over https"))
         assert inbox.wait_for_message(timeout=5).subject == "over https"
+
+
+def test_the_client_verifies_the_api_against_the_ca_given_as_verify(
+    https_server: InboxServer, issued: Issued
+) -> None:
+    with TempInboxClient(https_server.api_url, verify=str(issued.ca)) as client:
+        assert client.info()["version"]
+        inbox = client.generate()
+        assert inbox.messages() == []
+
+
+def test_the_client_names_a_certificate_it_does_not_trust(
+    https_server: InboxServer, renewed: Issued
+) -> None:
+    with (
+        TempInboxClient(https_server.api_url, verify=str(renewed.ca)) as client,
+        pytest.raises(ServerUnavailable, match="CERTIFICATE_VERIFY_FAILED"),
+    ):
+        client.info()
 
 
 def test_plain_http_on_the_https_port_is_closed_without_an_answer(
