@@ -313,7 +313,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
         )
     # Imported here so that --help and argument errors answer at once.
     from ._net import is_loopback
-    from .server.certificates import reload_on_sighup
+    from ._sighup import reload_on_sighup
     from .server.inbox_server import InboxServer
 
     try:

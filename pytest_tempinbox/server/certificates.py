@@ -15,18 +15,13 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import ssl
-import sys
 import threading
-from collections.abc import Callable
-from types import FrameType
-from typing import Any
 
 from ..config import ServerConfig
 from ..errors import ServerStartError
 
-__all__ = ["CertificateFiles", "read_certificates", "reload_on_sighup"]
+__all__ = ["CertificateFiles", "read_certificates"]
 
 log = logging.getLogger(__name__)
 
@@ -109,25 +104,3 @@ def read_certificates(
     if config.api_tls_cert is not None and config.api_tls_key is not None:
         api = CertificateFiles(config.api_tls_cert, config.api_tls_key, "API")
     return smtp, api
-
-
-def reload_on_sighup(reload: Callable[[], bool]) -> dict[signal.Signals, Any]:
-    """Call ``reload`` on SIGHUP (where there is one), saying on stderr what it did.
-
-    ``reload`` returns whether there was a certificate to read again; a failure
-    leaves the certificates in use as they are. Returns the replaced handler by
-    signal, for the caller to put back.
-    """
-    if not hasattr(signal, "SIGHUP"):  # Windows
-        return {}
-
-    def on_sighup(signum: int, frame: FrameType | None) -> None:
-        try:
-            done = reload()
-        except ServerStartError as exc:
-            print(f"error: SIGHUP: {exc}; the certificates in use are kept", file=sys.stderr)
-            return
-        said = "certificates read again" if done else "no certificate files to read again"
-        print(f"SIGHUP: {said}", file=sys.stderr, flush=True)
-
-    return {signal.SIGHUP: signal.signal(signal.SIGHUP, on_sighup)}

@@ -217,6 +217,22 @@ def test_smtp_presents_the_given_certificate(tmp_path: Path, issued: Issued, tls
         server.stop()
 
 
+def test_with_its_own_certificate_there_is_no_ca_to_download(
+    tmp_path: Path, issued: Issued
+) -> None:
+    server = smtp_server("starttls", *live(tmp_path, issued))
+    try:
+        answer = requests.get(server.api_url + "/ca.pem", timeout=TIMEOUT)
+        assert answer.status_code == 404
+        assert answer.json()["code"] == "tls_off"
+        assert "this server's own (--tls-cert): trust its issuer" in answer.json()["detail"]
+        context = server.ssl_context()  # the system's CAs, as for a certificate from ACME
+        assert context.verify_mode == ssl.CERT_REQUIRED
+        assert context.check_hostname
+    finally:
+        server.stop()
+
+
 def test_reload_certificates_presents_the_renewed_one_to_new_connections_only(
     tmp_path: Path, issued: Issued, renewed: Issued
 ) -> None:
