@@ -83,9 +83,9 @@ def https_server(issued: Issued) -> Iterator[InboxServer]:
         yield server
 
 
-def smtp_server(tls: str, cert: str, key: str) -> InboxServer:
+def smtp_server(tls: str, cert: str, key: str, event_loop: str = "auto") -> InboxServer:
     """A started server whose SMTP listener presents the given certificate in mode ``tls``."""
-    server = InboxServer(tls=tls, tls_cert=cert, tls_key=key)
+    server = InboxServer(tls=tls, tls_cert=cert, tls_key=key, event_loop=event_loop)
     server.start()
     return server
 
@@ -233,10 +233,13 @@ def test_with_its_own_certificate_there_is_no_ca_to_download(
         server.stop()
 
 
+@pytest.mark.parametrize("event_loop", ["asyncio", "uvloop"])
 def test_reload_certificates_presents_the_renewed_one_to_new_connections_only(
-    tmp_path: Path, issued: Issued, renewed: Issued
+    tmp_path: Path, issued: Issued, renewed: Issued, event_loop: str
 ) -> None:
-    server = smtp_server("implicit", *live(tmp_path, issued))
+    if event_loop == "uvloop":
+        pytest.importorskip("uvloop")
+    server = smtp_server("implicit", *live(tmp_path, issued), event_loop=event_loop)
     try:
         port = server.smtp_port
         before = smtplib.SMTP_SSL(
@@ -252,6 +255,22 @@ def test_reload_certificates_presents_the_renewed_one_to_new_connections_only(
             address = server.store.generate().address
             before.send_message(make_message(to=address, subject="still here"))
         assert len(server.store.messages(address)) == 1
+    finally:
+        server.stop()
+
+
+def test_starttls_after_a_reload_presents_the_renewed_certificate(
+    tmp_path: Path, issued: Issued, renewed: Issued
+) -> None:
+    server = smtp_server("starttls", *live(tmp_path, issued))
+    try:
+        renew(tmp_path, renewed)
+        server.reload_certificates()
+        address = server.store.generate().address
+        send(server, renewed.client_context(), address, "after the renewal")
+        assert len(server.store.messages(address)) == 1
+        with pytest.raises(ssl.SSLCertVerificationError):
+            send(server, issued.client_context(), address, "trusting the old CA only")
     finally:
         server.stop()
 
