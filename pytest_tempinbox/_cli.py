@@ -17,6 +17,7 @@ from types import FrameType
 from typing import TypeVar
 
 from ._version import __version__
+from .certificate_settings import API_TLS_HELP, SMTP_TLS_HELP
 from .config import (
     DEFAULT_DOMAIN,
     DEFAULT_EVENT_LOOP,
@@ -144,6 +145,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         default=DEFAULT_TLS,
         metavar="MODE",
         help=f"{TLS_HELP} (default: %(default)s); the CA certificate is served at /api/ca.pem",
+    )
+    parser.add_argument("--tls-cert", metavar="FILE", help=SMTP_TLS_HELP)
+    parser.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert (PEM)")
+    parser.add_argument("--api-tls-cert", metavar="FILE", help=API_TLS_HELP)
+    parser.add_argument(
+        "--api-tls-key", metavar="FILE", help="the private key of --api-tls-cert (PEM)"
     )
     parser.add_argument(
         "--smtp-auth",
@@ -281,6 +288,10 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         link_checks=options.link_checks,
         event_loop=options.event_loop,
         provider_keys=dict(options.provider_keys),
+        tls_cert=options.tls_cert,
+        tls_key=options.tls_key,
+        api_tls_cert=options.api_tls_cert,
+        api_tls_key=options.api_tls_key,
         **limits,
     )
 
@@ -302,10 +313,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
         )
     # Imported here so that --help and argument errors answer at once.
     from ._net import is_loopback
+    from ._sighup import reload_on_sighup
     from .server.inbox_server import InboxServer
 
     try:
         server = InboxServer.from_config(_config(options))
+    except ValueError as exc:  # settings that do not go together: --tls-cert without --tls-key
+        _parser(prog).error(str(exc))
     except ServerStartError as exc:  # the Redis store without the redis extra
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -322,6 +336,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous.update(reload_on_sighup(server.reload_certificates))
     try:
         try:
             server.start()

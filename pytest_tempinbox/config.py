@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .certificate_settings import check_certificate_files
 from .limits import (
     COMMAND_LINE_LIMIT,
     DEFAULT_DATA_LINE_LIMIT,
@@ -164,12 +165,17 @@ class ServerConfig:
     when it is installed, on asyncio's loop otherwise. ``provider_keys`` maps a
     provider's name (:data:`~pytest_tempinbox.values.PROVIDERS`) to the one API
     key its endpoints accept (kept as sorted pairs); ``repr`` shows no key.
+    ``tls_cert``/``tls_key`` are PEM files of the SMTP listener's certificate
+    (instead of a throwaway CA's; a TLS mode must be on), ``api_tls_cert``/
+    ``api_tls_key`` those of the API's, served over HTTPS: each pair given whole.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
     __slots__ = (
         "allowed_hosts",
         "api_port",
+        "api_tls_cert",
+        "api_tls_key",
         "data_line_limit",
         "dkim_keys",
         "domains",
@@ -194,6 +200,8 @@ class ServerConfig:
         "smtp_timeout",
         "store",
         "tls",
+        "tls_cert",
+        "tls_key",
     )
 
     def __init__(
@@ -225,6 +233,10 @@ class ServerConfig:
         link_checks: bool = True,
         event_loop: str = DEFAULT_EVENT_LOOP,
         provider_keys: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        api_tls_cert: str | None = None,
+        api_tls_key: str | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -262,6 +274,11 @@ class ServerConfig:
         self.provider_keys: tuple[tuple[str, str], ...] = tuple(
             sorted(_provider_key(name, key) for name, key in keys.items())
         )
+        check_certificate_files(self.tls, tls_cert, tls_key, api_tls_cert, api_tls_key)
+        self.tls_cert: str | None = tls_cert
+        self.tls_key: str | None = tls_key
+        self.api_tls_cert: str | None = api_tls_cert
+        self.api_tls_key: str | None = api_tls_key
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

@@ -157,7 +157,7 @@ class Standalone:
             self.lines.append(line)
         text = "".join(self.lines)
         smtp = re.search(r"smtps?://([\d.]+):(\d+)", text)
-        api = re.search(r"(http://[\d.]+:\d+/api)", text)
+        api = re.search(r"(https?://[\d.]+:\d+/api)", text)
         assert smtp, f"no SMTP address line in {text!r}"
         assert api, f"no API URL line in {text!r}"
         return smtp.group(1), int(smtp.group(2)), api.group(1)

@@ -20,6 +20,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_tempinbox"
 CORE = {
+    "certificate_settings",
     "config",
     "errors",
     "limits",

@@ -66,15 +66,22 @@ class TempInboxClient:
     each call that does not long-poll. Every method has an awaitable twin named
     ``..._async`` for ``async def`` tests, with the same results and errors.
     Use it as a context manager, or call :meth:`close`, to release its
-    connections.
+    connections. For an ``https://`` URL, ``verify`` is the path of a PEM
+    bundle of the CAs to trust (a server with ``--api-tls-cert`` from a private
+    CA), or False; by default the system's CAs are.
     """
 
     def __init__(
-        self, api_url: str, *, timeout: float = 30.0, transport: Transport | None = None
+        self,
+        api_url: str,
+        *,
+        timeout: float = 30.0,
+        transport: Transport | None = None,
+        verify: bool | str | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        self.transport = transport or HTTPTransport(self.api_url)
+        self.transport = transport or HTTPTransport(self.api_url, verify=verify)
         """The blocking transport."""
         self.async_transport: AsyncTransport
         """The awaited transport: ``transport`` itself when it is also one, else it in a thread."""

@@ -29,15 +29,25 @@ _SLICE = 1.0
 class HTTPTransport:
     """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`.
 
-    It blocks; awaited, the client runs it through :class:`InThread`.
+    It blocks; awaited, the client runs it through :class:`InThread`. ``verify``
+    is requests' own: ``True`` (the system's CAs, or ``REQUESTS_CA_BUNDLE``), the
+    path of a PEM bundle of CAs to trust for an ``https://`` URL, or ``False``.
+    Given, it wins over the environment's bundle.
     """
 
-    def __init__(self, api_url: str, session: requests.Session | None = None) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        session: requests.Session | None = None,
+        *,
+        verify: bool | str | None = None,
+    ) -> None:
         import requests  # here, so that the in-process transport never pays for it
 
         self._requests = requests
         self.api_url = api_url.rstrip("/")
         self.session = session or requests.Session()
+        self.verify = verify
         if session is None and is_loopback_url(self.api_url):
             # Proxies and .netrc never apply to loopback, and looking them up costs time.
             self.session.trust_env = False
@@ -50,7 +60,13 @@ class HTTPTransport:
         headers = {"Content-Type": "application/json"} if body is not None else None
         try:
             response = self.session.request(
-                method, url, params=params, data=body, headers=headers, timeout=timeout
+                method,
+                url,
+                params=params,
+                data=body,
+                headers=headers,
+                timeout=timeout,
+                verify=self.verify,
             )
         except self._requests.RequestException as exc:
             raise ServerUnavailable(f"{method} {url} failed: {exc}") from exc

@@ -49,6 +49,7 @@ from .store.factory import open_store
 from .store.protocol import InboxStore
 
 if TYPE_CHECKING:
+    from .certificates import CertificateFiles
     from .tls import CertificateAuthority
 
 __all__ = ["InboxServer"]
@@ -115,6 +116,14 @@ class InboxServer:
     one API key its endpoints accept (``{"sendgrid": "SG.test"}``); a provider
     without one accepts any key (see docs/providers.md).
 
+    ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
+    (its chain after it), used instead of a throwaway CA (``ca_path`` is then
+    None) in the ``tls`` mode given, which must not be ``off``. ``api_tls_cert``
+    and ``api_tls_key`` make the API and the viewer HTTPS (:attr:`api_url` is
+    ``https://``). :meth:`start` reads them, raising
+    :class:`~pytest_tempinbox.errors.ServerStartError` when they cannot be
+    used; :meth:`reload_certificates` reads them again (docs/tls.md).
+
     The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
     ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
     """
@@ -147,6 +156,10 @@ class InboxServer:
         link_checks: bool = True,
         event_loop: str = DEFAULT_EVENT_LOOP,
         provider_keys: Mapping[str, str] | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        api_tls_cert: str | None = None,
+        api_tls_key: str | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -175,6 +188,10 @@ class InboxServer:
                 link_checks=link_checks,
                 event_loop=event_loop,
                 provider_keys=provider_keys or {},
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                api_tls_cert=api_tls_cert,
+                api_tls_key=api_tls_key,
             )
         )
 
@@ -190,6 +207,8 @@ class InboxServer:
         hostname = config.hostname or self.store.domains[0]
         self.config = config if config.hostname else config.replace(hostname=hostname)
         self._authority: CertificateAuthority | None = None
+        self._smtp_files: CertificateFiles | None = None
+        self._api_files: CertificateFiles | None = None
         self._requested_ports = (config.smtp_port, config.api_port)
         self._ports = (0, 0)
         self._thread: threading.Thread | None = None
@@ -258,9 +277,12 @@ class InboxServer:
         """A new client-side context that trusts the server's certificate.
 
         For ``smtplib.SMTP.starttls(context=...)``, ``smtplib.SMTP_SSL(context=...)``
-        or aiosmtplib's ``tls_context``. Raises :class:`RuntimeError` when TLS is
-        off or the server has not started.
+        or aiosmtplib's ``tls_context``. With ``tls_cert``, it trusts the
+        system's CAs (those a certificate from an ACME client chains to).
+        Raises :class:`RuntimeError` when TLS is off or the server has not started.
         """
+        if self._smtp_files is not None:
+            return ssl.create_default_context()  # a certificate given: the system's CAs
         if self._authority is None:
             raise RuntimeError(
                 f"no TLS certificate: TLS is {self.tls}, or the server is not started"
@@ -272,7 +294,7 @@ class InboxServer:
     @property
     def api_url(self) -> str:
         """The API's base URL, ending in ``/api``."""
-        return f"http://{_url_host(self.host)}:{self.api_port}/api"
+        return f"{self._api_scheme}://{_url_host(self.host)}:{self.api_port}/api"
 
     def provider_url(self, name: str) -> str:
         """The base URL to give email provider ``name``'s SDK (``"sendgrid"``, ``"resend"``).
@@ -286,7 +308,24 @@ class InboxServer:
     @property
     def viewer_url(self) -> str:
         """The inbox viewer's page, at the root of the API's port (see docs/viewer.md)."""
-        return f"http://{_url_host(self.host)}:{self.api_port}/"
+        return f"{self._api_scheme}://{_url_host(self.host)}:{self.api_port}/"
+
+    @property
+    def _api_scheme(self) -> str:
+        return "http" if self.config.api_tls_cert is None else "https"
+
+    def reload_certificates(self) -> bool:
+        """Read the ``tls_cert`` and ``api_tls_cert`` files again; False when none was given.
+
+        New handshakes present the new certificates; connections already open
+        keep theirs. Raises :class:`~pytest_tempinbox.errors.ServerStartError`
+        when the new files cannot be used: the certificates in use are kept.
+        The standalone server calls it on SIGHUP.
+        """
+        files = [found for found in (self._smtp_files, self._api_files) if found is not None]
+        for found in files:
+            found.reload()
+        return bool(files)
 
     @property
     def running(self) -> bool:
@@ -335,7 +374,8 @@ class InboxServer:
             self.store.stats()  # the store answers: a Redis store reaches Redis
         except StoreUnavailable as exc:
             raise ServerStartError(f"the store does not answer: {exc}") from None
-        if self.tls != "off":
+        self._read_certificates()
+        if self.tls != "off" and self._smtp_files is None:
             from .tls import CertificateAuthority, certificate_names
 
             names = [self.hostname, *self.store.domains, *self.config.allowed_hosts]
@@ -389,6 +429,12 @@ class InboxServer:
             refusals.close()
             raise
 
+    def _read_certificates(self) -> None:
+        # Before anything binds: a file that cannot be used is one error at start.
+        from .certificates import read_certificates
+
+        self._smtp_files, self._api_files = read_certificates(self.config)
+
     def _discard_authority(self) -> None:
         # A server that failed to start has no certificate to offer.
         if self._authority is not None:
@@ -439,12 +485,19 @@ class InboxServer:
         except StoreUnavailable as exc:  # it recovers by itself; start() checked it answers
             log.warning("the store is not ready: %s", exc)
         tls_context = None if self._authority is None else self._authority.server_context()
+        if self._smtp_files is not None:
+            tls_context = self._smtp_files.context
         smtp = SMTPService(
             self.store, self.config, tls_context, self.counters, refusals=self.refusals
         )
         await smtp.start(smtp_socket)
         http = LazyHTTP(
-            self.app, api_socket, self._stopping, self.config.listen_backlog, self.refusals
+            self.app,
+            api_socket,
+            self._stopping,
+            self.config.listen_backlog,
+            self.refusals,
+            self._api_files,
         )
         http.arm()
         self._ready.set()

@@ -47,6 +47,9 @@ async def info(request: Request) -> Reply:
 async def ca_certificate(request: Request) -> Reply:
     """``GET /api/ca.pem``: the CA certificate of the server's TLS; 404 ``tls_off`` without."""
     ca_pem = request.server().ca_pem
+    if ca_pem is None and request.server().config.tls_cert is not None:
+        own = "the SMTP certificate is this server's own (--tls-cert): trust its issuer"
+        return problem_reply(404, TLS_OFF, f"there is no throwaway CA certificate: {own}")
     if ca_pem is None:
         return problem_reply(404, TLS_OFF, "TLS is off on this server: there is no CA certificate")
     return Reply(200, ca_pem, PEM_TYPE)

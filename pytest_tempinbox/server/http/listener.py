@@ -21,6 +21,8 @@ from ..sockets import Refusals, http_refusal
 if TYPE_CHECKING:
     import uvicorn
 
+    from ..certificates import CertificateFiles
+
 __all__ = ["LazyHTTP", "drop_connection"]
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,8 @@ class LazyHTTP:
     queue of connections, which uvicorn's own default would otherwise replace.
     With ``refusals``, a connection holding one of the last descriptors below
     the open-file limit is answered ``503`` and closed before uvicorn sees it.
+    With ``certificate``, uvicorn serves HTTPS with its files, and each
+    handshake presents the certificate last read (see :mod:`..certificates`).
     """
 
     def __init__(
@@ -75,7 +79,9 @@ class LazyHTTP:
         stopping: asyncio.Event,
         backlog: int,
         refusals: Refusals | None = None,
+        certificate: CertificateFiles | None = None,
     ) -> None:
+        self.certificate = certificate
         self.app = app
         self.backlog = backlog
         self.refusals = refusals
@@ -103,7 +109,13 @@ class LazyHTTP:
             date_header=False,
             backlog=self.backlog,
             http=_guarded(self.refusals),
+            ssl_certfile=None if self.certificate is None else self.certificate.cert,
+            ssl_keyfile=None if self.certificate is None else self.certificate.key,
         )
+        if self.certificate is not None:
+            config.load()  # uvicorn builds its TLS context here; serve() does not again
+            assert config.ssl is not None
+            self.certificate.follow(config.ssl)
         server = uvicorn.Server(config)
         stopping = self.stopping
 
