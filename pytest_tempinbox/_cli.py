@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ._version import __version__
 from .config import (
@@ -45,6 +45,9 @@ from .smtp_security import (
     parse_smtp_auth,
     parse_tls,
 )
+
+if TYPE_CHECKING:
+    from .tenants import Tenants
 
 __all__ = ["main"]
 
@@ -85,6 +88,15 @@ _store = _argument_type(parse_store)
 _dkim_keys = _argument_type(_load_dkim_keys)
 _smtp_auth = _argument_type(parse_smtp_auth)
 _provider_key = _argument_type(parse_provider_key)
+
+
+def _load_tenants(text: str) -> Tenants:
+    from .tenants import Tenants
+
+    return Tenants.from_file(text)
+
+
+_tenants = _argument_type(_load_tenants)
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -195,6 +207,18 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "it is sent makes it request any URL a sender writes",
     )
     parser.add_argument(
+        "--tenants",
+        type=_tenants,
+        metavar="FILE",
+        help="a JSON file of tenants and their token hashes: every API route then needs a "
+        f"tenant's token, and each inbox is its generator's own ({DOCS_URL}/tenants.md)",
+    )
+    parser.add_argument(
+        "--make-token",
+        action="store_true",
+        help="print a new API token and the line a tenants file stores for it, then exit",
+    )
+    parser.add_argument(
         "--loop",
         dest="event_loop",
         choices=EVENT_LOOPS,
@@ -281,6 +305,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         link_checks=options.link_checks,
         event_loop=options.event_loop,
         provider_keys=dict(options.provider_keys),
+        tenants=options.tenants,
         **limits,
     )
 
@@ -292,6 +317,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     by default; ``python -m pytest_tempinbox`` passes its own.
     """
     options = _parser(prog).parse_args(argv)
+    if options.make_token:
+        from .tenants import make_token
+
+        token, line = make_token()
+        print(f"token: {token}\nhash:  {line}", flush=True)
+        return 0
     opened = _raise_open_files_limit()
     if options.verbose:
         print(opened, file=sys.stderr, flush=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .limits import (
     COMMAND_LINE_LIMIT,
@@ -30,6 +30,9 @@ from .limits import (
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
+
+if TYPE_CHECKING:
+    from .tenants import Tenants
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -164,6 +167,8 @@ class ServerConfig:
     when it is installed, on asyncio's loop otherwise. ``provider_keys`` maps a
     provider's name (:data:`~pytest_tempinbox.values.PROVIDERS`) to the one API
     key its endpoints accept (kept as sorted pairs); ``repr`` shows no key.
+    ``tenants``, a tenants file's path or its :class:`~pytest_tempinbox.tenants.Tenants`,
+    makes the API ask every caller for a token (``docs/tenants.md``).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -193,6 +198,7 @@ class ServerConfig:
         "smtp_port",
         "smtp_timeout",
         "store",
+        "tenants",
         "tls",
     )
 
@@ -225,6 +231,7 @@ class ServerConfig:
         link_checks: bool = True,
         event_loop: str = DEFAULT_EVENT_LOOP,
         provider_keys: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        tenants: str | Tenants | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -262,6 +269,7 @@ class ServerConfig:
         self.provider_keys: tuple[tuple[str, str], ...] = tuple(
             sorted(_provider_key(name, key) for name, key in keys.items())
         )
+        self.tenants: Tenants | None = _tenants(tenants) if isinstance(tenants, str) else tenants
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):
@@ -324,6 +332,12 @@ def _provider_key(name: str, key: str) -> tuple[str, str]:
     if not key or not key.isprintable() or key != key.strip():
         raise ValueError(f"the {name} key must be printable characters, not empty")
     return name, key
+
+
+def _tenants(path: str) -> Tenants:
+    from .tenants import Tenants  # hashlib and secrets: only a server with tenants needs them
+
+    return Tenants.from_file(path)
 
 
 def _shown(name: str, value: Any) -> Any:

@@ -49,6 +49,7 @@ from .store.factory import open_store
 from .store.protocol import InboxStore
 
 if TYPE_CHECKING:
+    from ..tenants import Tenants
     from .tls import CertificateAuthority
 
 __all__ = ["InboxServer"]
@@ -113,7 +114,10 @@ class InboxServer:
     ``event_loop`` is ``auto`` (uvloop when installed: the ``uvloop`` extra),
     ``asyncio`` or ``uvloop``. ``provider_keys`` maps a provider's name to the
     one API key its endpoints accept (``{"sendgrid": "SG.test"}``); a provider
-    without one accepts any key (see docs/providers.md).
+    without one accepts any key (see docs/providers.md). ``tenants``, a
+    tenants file's path or a :class:`~pytest_tempinbox.tenants.Tenants`, makes
+    every API route but the probes ask for a tenant's token, and each inbox
+    its generator's own (docs/tenants.md); a bad file raises :class:`ValueError`.
 
     The keywords make a :class:`~pytest_tempinbox.config.ServerConfig`, kept as
     ``config`` (with ``hostname`` filled in); :meth:`from_config` starts from one.
@@ -147,6 +151,7 @@ class InboxServer:
         link_checks: bool = True,
         event_loop: str = DEFAULT_EVENT_LOOP,
         provider_keys: Mapping[str, str] | None = None,
+        tenants: str | Tenants | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -175,6 +180,7 @@ class InboxServer:
                 link_checks=link_checks,
                 event_loop=event_loop,
                 provider_keys=provider_keys or {},
+                tenants=tenants,
             )
         )
 
@@ -306,7 +312,10 @@ class InboxServer:
         """
         if self._loop is None or not self.running:
             raise RuntimeError("the server is not running")
-        return LocalTransport(self.store, self.app, self._loop, self.api_url, self.counters)
+        gated = self.config.tenants is not None
+        return LocalTransport(
+            self.store, self.app, self._loop, self.api_url, self.counters, gated=gated
+        )
 
     def app(self) -> ASGIApp:
         """The Starlette app of the API, built (and Starlette imported) on first call."""
