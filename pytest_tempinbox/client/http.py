@@ -66,15 +66,25 @@ class TempInboxClient:
     each call that does not long-poll. Every method has an awaitable twin named
     ``..._async`` for ``async def`` tests, with the same results and errors.
     Use it as a context manager, or call :meth:`close`, to release its
-    connections.
+    connections. ``token`` is a tenant's API token, for a server with tenants
+    (``docs/tenants.md``): sent with every request, never shown.
     """
 
     def __init__(
-        self, api_url: str, *, timeout: float = 30.0, transport: Transport | None = None
+        self,
+        api_url: str,
+        *,
+        timeout: float = 30.0,
+        transport: Transport | None = None,
+        token: str | None = None,
     ) -> None:
+        if transport is not None and token is not None:
+            raise ValueError(
+                "a token is for the client's own HTTP transport: give one or the other"
+            )
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        self.transport = transport or HTTPTransport(self.api_url)
+        self.transport = transport or HTTPTransport(self.api_url, token=token)
         """The blocking transport."""
         self.async_transport: AsyncTransport
         """The awaited transport: ``transport`` itself when it is also one, else it in a thread."""

@@ -29,10 +29,14 @@ _SLICE = 1.0
 class HTTPTransport:
     """Carries the client's requests over HTTP, with one pooled :class:`requests.Session`.
 
-    It blocks; awaited, the client runs it through :class:`InThread`.
+    It blocks; awaited, the client runs it through :class:`InThread`. ``token``,
+    a tenant's API token, goes in every request's ``Authorization: Bearer``
+    header (never in a URL).
     """
 
-    def __init__(self, api_url: str, session: requests.Session | None = None) -> None:
+    def __init__(
+        self, api_url: str, session: requests.Session | None = None, *, token: str | None = None
+    ) -> None:
         import requests  # here, so that the in-process transport never pays for it
 
         self._requests = requests
@@ -41,6 +45,8 @@ class HTTPTransport:
         if session is None and is_loopback_url(self.api_url):
             # Proxies and .netrc never apply to loopback, and looking them up costs time.
             self.session.trust_env = False
+        if token is not None:
+            self.session.headers["Authorization"] = f"Bearer {token}"
 
     def request(
         self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
