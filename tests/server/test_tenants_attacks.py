@@ -112,3 +112,21 @@ def test_another_tenants_inbox_answers_as_one_that_does_not_exist_on_every_route
         f"{tenant_server.api_url}/messages/{address}", headers=bearer(TOKEN_A), timeout=10
     )
     assert [message["subject"] for message in mine.json()] == ["Secret 4321"]
+
+
+def test_the_owners_token_reaches_every_route_naming_its_inbox(
+    tenant_server: InboxServer,
+) -> None:
+    address, message_id = _victim(tenant_server)
+    # The deletion last: it takes the inbox away from the routes after it.
+    ordered = sorted(NAMING_AN_INBOX, key=lambda pair: pair[0].name == "delete")
+    for route, method in ordered:
+        url = _url(tenant_server, route, address, message_id)
+        body = b"{}" if method == "POST" else None
+        with requests.request(
+            method, url, headers=bearer(TOKEN_A), data=body, timeout=10, stream=True
+        ) as response:
+            where = f"{method} {route.path} answered {response.status_code}"
+            assert response.status_code != 401, where
+            if response.status_code == 404:  # no attachment, no HTML: but the inbox is found
+                assert response.json()["code"] != "inbox_not_found", where
