@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ._version import __version__
 from .certificate_settings import API_TLS_HELP, SMTP_TLS_HELP
@@ -46,6 +46,9 @@ from .smtp_security import (
     parse_smtp_auth,
     parse_tls,
 )
+
+if TYPE_CHECKING:
+    from .tenants import Tenants
 
 __all__ = ["main"]
 
@@ -86,6 +89,15 @@ _store = _argument_type(parse_store)
 _dkim_keys = _argument_type(_load_dkim_keys)
 _smtp_auth = _argument_type(parse_smtp_auth)
 _provider_key = _argument_type(parse_provider_key)
+
+
+def _load_tenants(text: str) -> Tenants:
+    from .tenants import Tenants
+
+    return Tenants.from_file(text)
+
+
+_tenants = _argument_type(_load_tenants)
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -202,6 +214,18 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "it is sent makes it request any URL a sender writes",
     )
     parser.add_argument(
+        "--tenants",
+        type=_tenants,
+        metavar="FILE",
+        help="a JSON file of tenants and their token hashes: every API route then needs a "
+        f"tenant's token, and each inbox is its generator's own ({DOCS_URL}/tenants.md)",
+    )
+    parser.add_argument(
+        "--make-token",
+        action="store_true",
+        help="print a new API token and the line a tenants file stores for it, then exit",
+    )
+    parser.add_argument(
         "--loop",
         dest="event_loop",
         choices=EVENT_LOOPS,
@@ -292,6 +316,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         tls_key=options.tls_key,
         api_tls_cert=options.api_tls_cert,
         api_tls_key=options.api_tls_key,
+        tenants=options.tenants,
         **limits,
     )
 
@@ -303,6 +328,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     by default; ``python -m pytest_tempinbox`` passes its own.
     """
     options = _parser(prog).parse_args(argv)
+    if options.make_token:
+        from .tenants import make_token
+
+        token, line = make_token()
+        print(f"token: {token}\nhash:  {line}", flush=True)
+        return 0
     opened = _raise_open_files_limit()
     if options.verbose:
         print(opened, file=sys.stderr, flush=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .certificate_settings import check_certificate_files
 from .limits import (
@@ -31,6 +31,9 @@ from .limits import (
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
+
+if TYPE_CHECKING:
+    from .tenants import Tenants
 
 __all__ = [
     "DEFAULT_DOMAIN",
@@ -168,6 +171,8 @@ class ServerConfig:
     ``tls_cert``/``tls_key`` are PEM files of the SMTP listener's certificate
     (instead of a throwaway CA's; a TLS mode must be on), ``api_tls_cert``/
     ``api_tls_key`` those of the API's, served over HTTPS: each pair given whole.
+    ``tenants``, a tenants file's path or its :class:`~pytest_tempinbox.tenants.Tenants`,
+    makes the API ask every caller for a token (``docs/tenants.md``).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -199,6 +204,7 @@ class ServerConfig:
         "smtp_port",
         "smtp_timeout",
         "store",
+        "tenants",
         "tls",
         "tls_cert",
         "tls_key",
@@ -237,6 +243,7 @@ class ServerConfig:
         tls_key: str | None = None,
         api_tls_cert: str | None = None,
         api_tls_key: str | None = None,
+        tenants: str | Tenants | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -279,6 +286,7 @@ class ServerConfig:
         self.tls_key: str | None = tls_key
         self.api_tls_cert: str | None = api_tls_cert
         self.api_tls_key: str | None = api_tls_key
+        self.tenants: Tenants | None = _tenants(tenants) if isinstance(tenants, str) else tenants
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):
@@ -341,6 +349,12 @@ def _provider_key(name: str, key: str) -> tuple[str, str]:
     if not key or not key.isprintable() or key != key.strip():
         raise ValueError(f"the {name} key must be printable characters, not empty")
     return name, key
+
+
+def _tenants(path: str) -> Tenants:
+    from .tenants import Tenants  # hashlib and secrets: only a server with tenants needs them
+
+    return Tenants.from_file(path)
 
 
 def _shown(name: str, value: Any) -> Any:

@@ -69,6 +69,8 @@ class TempInboxClient:
     connections. For an ``https://`` URL, ``verify`` is the path of a PEM
     bundle of the CAs to trust (a server with ``--api-tls-cert`` from a private
     CA), or False; by default the system's CAs are.
+    connections. ``token`` is a tenant's API token, for a server with tenants
+    (``docs/tenants.md``): sent with every request, never shown.
     """
 
     def __init__(
@@ -78,10 +80,15 @@ class TempInboxClient:
         timeout: float = 30.0,
         transport: Transport | None = None,
         verify: bool | str | None = None,
+        token: str | None = None,
     ) -> None:
+        if transport is not None and token is not None:
+            raise ValueError(
+                "a token is for the client's own HTTP transport: give one or the other"
+            )
         self.api_url = api_url.rstrip("/")
         self.timeout = timeout
-        self.transport = transport or HTTPTransport(self.api_url, verify=verify)
+        self.transport = transport or HTTPTransport(self.api_url, verify=verify, token=token)
         """The blocking transport."""
         self.async_transport: AsyncTransport
         """The awaited transport: ``transport`` itself when it is also one, else it in a thread."""

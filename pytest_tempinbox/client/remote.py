@@ -40,7 +40,8 @@ class NotAServer(Exception):
     answered, so nothing is said about what runs there. ``smtp_reply`` is set
     when the port answered with an SMTP greeting (the SMTP port given for the
     API's), shortened to 60 characters; ``suggestion`` when the same URL with
-    ``/api`` added is a server (a URL without ``/api``).
+    ``/api`` added is a server (a URL without ``/api``). ``unauthorized``
+    when it answered 401: a server with tenants, and no token or a wrong one.
     """
 
     def __init__(
@@ -51,9 +52,12 @@ class NotAServer(Exception):
         suggestion: str | None,
         *,
         unreachable: bool = False,
+        unauthorized: bool = False,
     ) -> None:
         if unreachable:
             message = f"could not connect to {api_url}: {reason}"
+        elif unauthorized:
+            message = f"{api_url} has tenants and refused the request: {reason}"
         else:
             message = f"{api_url} answered, but is not a pytest-tempinbox server: {reason}"
         super().__init__(message)
@@ -177,11 +181,11 @@ def _opener(api_url: str) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener()
 
 
-def find_remote_server(api_url: str) -> RemoteServer:
-    """Ask the server at ``api_url`` where its SMTP listener is.
+def find_remote_server(api_url: str, token: str | None = None) -> RemoteServer:
+    """Ask the server at ``api_url`` where its SMTP listener is, with a tenant's ``token``.
 
     Raises :class:`NotAServer` when it does not answer as a server of this
-    package would.
+    package would, a 401 (no token, or a wrong one) included.
     """
     import http.client
 
@@ -190,7 +194,7 @@ def find_remote_server(api_url: str) -> RemoteServer:
         hint = "" if fixed is None else f"; add http:// ({fixed})"
         raise NotAServer(api_url, f"not an http:// URL{hint}", None, fixed, unreachable=True)
     try:
-        smtp_host, smtp_port, tls, smtp_auth = _smtp_of(api_url)
+        smtp_host, smtp_port, tls, smtp_auth = _smtp_of(api_url, token)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _not_a_server(api_url, exc) from None
     except http.client.HTTPException as exc:  # BadStatusLine: the port does not speak HTTP
@@ -202,12 +206,16 @@ def find_remote_server(api_url: str) -> RemoteServer:
     )
 
 
-def _smtp_of(api_url: str) -> tuple[str, int, str, str]:
+def _smtp_of(api_url: str, token: str | None = None) -> tuple[str, int, str, str]:
     """The SMTP host, port, TLS mode and AUTH mode that ``GET {api_url}/info`` reports."""
     import urllib.error
+    import urllib.request
 
+    asked = urllib.request.Request(api_url + "/info")
+    if token is not None:
+        asked.add_header("Authorization", f"Bearer {token}")
     try:
-        with _opener(api_url).open(api_url + "/info", timeout=10) as response:
+        with _opener(api_url).open(asked, timeout=10) as response:
             info = json.load(response)
     except urllib.error.HTTPError as exc:
         exc.close()  # its body holds the connection's socket open until collected
@@ -240,6 +248,9 @@ def _not_a_server(api_url: str, exc: Exception) -> NotAServer:
         return NotAServer(api_url, reason, None, None, unreachable=True)
     reason = str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
     reason = f"GET {api_url}/info failed: {reason}"
+    if getattr(exc, "code", None) == 401:
+        reason += "; give a tenant's token (--tempinbox-token or $TEMPINBOX_TOKEN), or check it"
+        return NotAServer(api_url, reason, None, None, unauthorized=True)
     line = str(getattr(exc, "line", "")).strip()
     if line[:3].isdigit() and line[3:4] in (" ", "-") and not isinstance(exc, ConnectionError):
         shown = line if len(line) <= 60 else line[:57] + "..."

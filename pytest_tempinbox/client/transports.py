@@ -32,7 +32,8 @@ class HTTPTransport:
     It blocks; awaited, the client runs it through :class:`InThread`. ``verify``
     is requests' own: ``True`` (the system's CAs, or ``REQUESTS_CA_BUNDLE``), the
     path of a PEM bundle of CAs to trust for an ``https://`` URL, or ``False``.
-    Given, it wins over the environment's bundle.
+    Given, it wins over the environment's bundle. ``token``, a tenant's API
+    token, goes in every request's ``Authorization: Bearer`` header (never in a URL).
     """
 
     def __init__(
@@ -41,6 +42,7 @@ class HTTPTransport:
         session: requests.Session | None = None,
         *,
         verify: bool | str | None = None,
+        token: str | None = None,
     ) -> None:
         import requests  # here, so that the in-process transport never pays for it
 
@@ -51,6 +53,8 @@ class HTTPTransport:
         if session is None and is_loopback_url(self.api_url):
             # Proxies and .netrc never apply to loopback, and looking them up costs time.
             self.session.trust_env = False
+        if token is not None:
+            self.session.headers["Authorization"] = f"Bearer {token}"
 
     def request(
         self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float

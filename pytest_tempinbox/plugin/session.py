@@ -43,7 +43,9 @@ class SessionServer:
         """
         if self.settings.url:
             if self.remote is None:
-                self.remote = find_remote(self.settings.url, self.settings.origin("url"))
+                self.remote = find_remote(
+                    self.settings.url, self.settings.origin("url"), self.settings.token
+                )
             return self.remote
         if self.local is None:
             from ..errors import ServerStartError
@@ -68,8 +70,11 @@ class SessionServer:
 
             server = self.get()
             # In the same process: the same API app, called on the server's loop, no HTTP.
-            transport = self.local.local_transport() if self.local is server else None
-            self._client = TempInboxClient(server.api_url, transport=transport)
+            if self.local is server:
+                transport = self.local.local_transport()
+                self._client = TempInboxClient(server.api_url, transport=transport)
+            else:
+                self._client = TempInboxClient(server.api_url, token=self.settings.token)
         return self._client
 
     def stop(self) -> None:
@@ -94,7 +99,7 @@ def configure(config: pytest.Config, settings: Settings) -> None:
     """
     servers = config.stash[SERVERS] = SessionServer(settings)
     if settings.url and not settings.worker:
-        find_remote(settings.url, settings.origin("url"))  # fail fast, as a usage error
+        find_remote(settings.url, settings.origin("url"), settings.token)  # fail fast
     if config.pluginmanager.hasplugin("xdist") and not settings.worker:
         config.pluginmanager.register(_XdistController(config), "tempinbox-xdist")
     if settings.keep and not settings.worker:
@@ -114,13 +119,16 @@ def unconfigure(config: pytest.Config) -> None:
         servers.stop()
 
 
-def find_remote(api_url: str, origin: Origin | None = None) -> RemoteServer:
+def find_remote(
+    api_url: str, origin: Origin | None = None, token: str | None = None
+) -> RemoteServer:
     """The server running at ``api_url``; a :class:`pytest.UsageError` if it is not one.
 
-    ``origin`` is where the URL came from, for the error to name it.
+    ``origin`` is where the URL came from, for the error to name it; ``token``
+    is sent to a server with tenants (a wrong one: the usage error says so).
     """
     try:
-        return find_remote_server(api_url)
+        return find_remote_server(api_url, token)
     except NotAServer as error:
         raise pytest.UsageError(_not_a_server(error, origin or Origin.flag("url"))) from None
 

@@ -82,6 +82,12 @@ _OPTIONS = (
         None,
     ),
     (
+        "token",
+        "a tenant's API token for the server at --tempinbox-url, when it has tenants; "
+        "also $TEMPINBOX_TOKEN",
+        None,
+    ),
+    (
         "artifacts",
         "save the mail of each failing test to this folder, one subfolder per test: "
         "each message as .eml and .html, and a summary.txt",
@@ -117,7 +123,8 @@ class Settings:
     ``event_loop`` (``--tempinbox-loop``) is one of
     :data:`~pytest_tempinbox.config.EVENT_LOOPS`, for a server started here;
     ``provider_keys`` (``--tempinbox-provider-key``) the one key each keyed
-    provider accepts there.
+    provider accepts there. ``token`` (``--tempinbox-token``) is a tenant's,
+    for a remote server with tenants.
     ``origins`` says where the settings that can fail later came from (``url``,
     ``port``, ``smtp_port``, ``loop``), for the errors that name them.
     """
@@ -137,6 +144,7 @@ class Settings:
         "smtp_port",
         "store",
         "tls",
+        "token",
         "ui",
         "url",
         "worker",
@@ -162,8 +170,10 @@ class Settings:
         worker: bool = False,
         origins: dict[str, Origin] | None = None,
         provider_keys: dict[str, str] | None = None,
+        token: str | None = None,
     ) -> None:
         self.port = port
+        self.token = token
         self.smtp_port = smtp_port
         self.host = host
         self.domain = domain
@@ -269,6 +279,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         worker=workerinput is not None,
         origins=origins,
         provider_keys=_provider_keys(config),
+        token=given(config, "token")[0],
     )
 
 

@@ -18,9 +18,17 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["URL_ENVIRONMENT_VARIABLE", "Origin", "given", "given_switch"]
+__all__ = [
+    "TOKEN_ENVIRONMENT_VARIABLE",
+    "URL_ENVIRONMENT_VARIABLE",
+    "Origin",
+    "given",
+    "given_switch",
+]
 
 URL_ENVIRONMENT_VARIABLE = "TEMPINBOX_URL"
+TOKEN_ENVIRONMENT_VARIABLE = "TEMPINBOX_TOKEN"
+_ENVIRONMENT = {"url": URL_ENVIRONMENT_VARIABLE, "token": TOKEN_ENVIRONMENT_VARIABLE}
 
 # The quoted value at the end of pytest's (and Python's) words for an ini value it
 # refused: "invalid literal for int() with base 10: '8025x'", "invalid truth value
@@ -83,10 +91,11 @@ def given(config: pytest.Config, name: str) -> tuple[str | None, Origin]:
     value = config.getoption(f"tempinbox_{name}")
     if value is not None:
         return _text(value), Origin.flag(name)
-    if name == "url":
-        from_environment = os.environ.get(URL_ENVIRONMENT_VARIABLE)
+    variable = _ENVIRONMENT.get(name)
+    if variable is not None:
+        from_environment = os.environ.get(variable)
         if from_environment:
-            return _text(from_environment), Origin("env", URL_ENVIRONMENT_VARIABLE)
+            return _text(from_environment), Origin("env", variable)
     origin = _ini_origin(config, f"tempinbox_{name}")
     try:
         value = config.getini(f"tempinbox_{name}")

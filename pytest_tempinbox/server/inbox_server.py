@@ -49,6 +49,7 @@ from .store.factory import open_store
 from .store.protocol import InboxStore
 
 if TYPE_CHECKING:
+    from ..tenants import Tenants
     from .certificates import CertificateFiles
     from .tls import CertificateAuthority
 
@@ -114,7 +115,10 @@ class InboxServer:
     ``event_loop`` is ``auto`` (uvloop when installed: the ``uvloop`` extra),
     ``asyncio`` or ``uvloop``. ``provider_keys`` maps a provider's name to the
     one API key its endpoints accept (``{"sendgrid": "SG.test"}``); a provider
-    without one accepts any key (see docs/providers.md).
+    without one accepts any key (see docs/providers.md). ``tenants``, a
+    tenants file's path or a :class:`~pytest_tempinbox.tenants.Tenants`, makes
+    every API route but the probes ask for a tenant's token, and each inbox
+    its generator's own (docs/tenants.md); a bad file raises :class:`ValueError`.
 
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
@@ -160,6 +164,7 @@ class InboxServer:
         tls_key: str | None = None,
         api_tls_cert: str | None = None,
         api_tls_key: str | None = None,
+        tenants: str | Tenants | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -192,6 +197,7 @@ class InboxServer:
                 tls_key=tls_key,
                 api_tls_cert=api_tls_cert,
                 api_tls_key=api_tls_key,
+                tenants=tenants,
             )
         )
 
@@ -345,7 +351,10 @@ class InboxServer:
         """
         if self._loop is None or not self.running:
             raise RuntimeError("the server is not running")
-        return LocalTransport(self.store, self.app, self._loop, self.api_url, self.counters)
+        gated = self.config.tenants is not None
+        return LocalTransport(
+            self.store, self.app, self._loop, self.api_url, self.counters, gated=gated
+        )
 
     def app(self) -> ASGIApp:
         """The Starlette app of the API, built (and Starlette imported) on first call."""

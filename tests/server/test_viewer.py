@@ -167,6 +167,7 @@ def test_no_route_lists_the_inboxes(server: InboxServer, http: requests.Session)
         "/",
         "/api/ca.pem",
         "/api/health",
+        "/api/inboxes",  # a tenant's own, on a server with tenants; 404 without
         "/api/info",
         "/api/openapi.json",
         "/api/ready",

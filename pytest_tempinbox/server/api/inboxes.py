@@ -32,7 +32,8 @@ def generate(request: Request, parse_limit: int | None = None) -> Reply:
     if len(body) > MAX_REQUEST_BODY:
         raise PayloadTooLarge(f"the request body may hold at most {MAX_REQUEST_BODY} bytes")
     prefix, domain, ttl, address = _generate_options(body)
-    inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl, address=address)
+    owner = request.tenant
+    inbox = store.generate(prefix=prefix, domain=domain, ttl=ttl, address=address, owner=owner)
     path = messages_path(inbox.address)
     created = {
         "email": inbox.address,

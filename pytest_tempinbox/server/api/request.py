@@ -33,7 +33,7 @@ class Request:
     for the routes that do not read them (those answered in the caller's thread).
     """
 
-    __slots__ = ("args", "base_url", "body", "headers", "query", "settings", "store")
+    __slots__ = ("args", "base_url", "body", "headers", "query", "settings", "store", "tenant")
 
     def __init__(
         self,
@@ -48,6 +48,7 @@ class Request:
         self.store, self.args, self.query, self.body = store, args, query, body
         self.base_url, self.settings = base_url, settings
         self.headers: Mapping[str, str] = {} if headers is None else headers
+        self.tenant: str | None = None
 
     def server(self) -> ApiSettings:
         """The server's settings, for a route that needs them."""

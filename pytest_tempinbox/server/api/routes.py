@@ -192,6 +192,8 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "spam_check", "/messages/{email}/{id}/spam-check", {"GET": _later(".checks", "spam_check")}
     ),
+    # The caller's inboxes, on a server with tenants (docs/tenants.md).
+    Route("inboxes", "/inboxes", {"GET": _later(".tenancy", "inboxes")}),
     Route("delete", "/delete/{email}", {"DELETE": _always(inboxes.delete)}, inboxes.delete),
     # One route for the three methods, so that a 405's Allow header names them all.
     Route(

@@ -52,6 +52,7 @@ from ..api.events import EVENT_STREAM_TYPE
 from ..api.request import Request as ApiRequest
 from ..api.routes import API_PREFIX, ROUTES, Endpoint
 from ..api.settings import ApiSettings
+from ..api.tenancy import guarded
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
 from .listener import drop_connection
@@ -109,13 +110,16 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
         return await _error_answer(request, exc)
 
     send_limit = send_body_limit(settings.config.message_size_limit)
+    tenants = settings.config.tenants
     routes = [
         Route(
             route.path,
             _handler(
                 store,
                 settings,
-                route.endpoints,
+                route.endpoints
+                if tenants is None
+                else guarded(route.name, route.endpoints, tenants),
                 route.uses_base_url,
                 send_limit if route.sends_mail else MAX_REQUEST_BODY,
             ),

@@ -142,8 +142,12 @@ class InboxStore(Protocol):
         ttl: float | None = None,
         *,
         address: str | None = None,
+        owner: str | None = None,
     ) -> StoredInbox:
         """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
+
+        ``owner`` is the tenant that asks (None on a server without tenants):
+        :meth:`owner` tells it again, :meth:`owned` lists its inboxes.
 
         A generated address is never handed out twice in the store's life.
         ``ttl`` (seconds above 0, up to :data:`~pytest_tempinbox.limits.MAX_TTL`)
@@ -164,6 +168,17 @@ class InboxStore(Protocol):
         :class:`~pytest_tempinbox.errors.InboxNotFound` when there is none, its
         message saying "expired" among the causes.
         """
+        ...
+
+    def owner(self, address: str) -> str | None:
+        """The tenant that generated the live inbox at ``address``; None: no tenant did.
+
+        Raises as :meth:`get` when there is no live inbox there.
+        """
+        ...
+
+    def owned(self, owner: str) -> list[tuple[StoredInbox, int]]:
+        """The live inboxes that ``owner`` generated, each with its number of messages."""
         ...
 
     async def accepts(self, address: str) -> bool:

@@ -29,11 +29,13 @@ class InboxRecord:
         "expires_at",
         "faults",
         "messages",
+        "owner",
         "waiters",
     )
 
-    def __init__(self, address: str, created_at: datetime) -> None:
+    def __init__(self, address: str, created_at: datetime, owner: str | None = None) -> None:
         self.address = address
+        self.owner = owner  # the tenant that generated it
         self.created_at = created_at
         self.expires_at: datetime | None = None
         self.deadline: float | None = None  # time.monotonic() of expires_at

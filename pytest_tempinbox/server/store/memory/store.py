@@ -38,7 +38,7 @@ from ..addresses import (
     served_domain,
     served_domains,
 )
-from ..protocol import InboxStore, Select
+from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
 from ..stored_message import NO_KEYS, StoredMessage
 from .inbox_record import InboxRecord
@@ -121,6 +121,7 @@ class Store:
         ttl: float | None = None,
         *,
         address: str | None = None,
+        owner: str | None = None,
     ) -> InboxRecord:
         """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
 
@@ -141,7 +142,7 @@ class Store:
         if address is not None:
             if prefix is not None or domain is not None:
                 raise InvalidRequest("address names the whole address: give no prefix or domain")
-            return self._create(chosen_address(address, self.domains), ttl)
+            return self._create(chosen_address(address, self.domains), ttl, owner)
         check_prefix(prefix)
         domain = served_domain(domain, self.domains)
         token = random_token()
@@ -150,14 +151,14 @@ class Store:
                 self._generated += 1
                 generated = f"{generated_local_part(prefix, token, self._generated)}@{domain}"
                 if generated not in self._inboxes:
-                    return self._create(generated, ttl)
+                    return self._create(generated, ttl, owner)
 
-    def _create(self, address: str, ttl: float | None) -> InboxRecord:
+    def _create(self, address: str, ttl: float | None, owner: str | None) -> InboxRecord:
         ttl = ttl if ttl is not None else self.inbox_ttl
         with self._lock:
             if self._live(address) is not None:
                 raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
-            inbox = InboxRecord(address=address, created_at=datetime.now(timezone.utc))
+            inbox = InboxRecord(address, datetime.now(timezone.utc), owner)
             if ttl is not None:
                 inbox.deadline = time.monotonic() + ttl
                 inbox.expires_at = inbox.created_at + timedelta(seconds=ttl)
@@ -175,6 +176,17 @@ class Store:
         if inbox is None:
             raise InboxNotFound(not_found(address))
         return inbox
+
+    def owner(self, address: str) -> str | None:
+        """The tenant that generated the live inbox at ``address``; raises as :meth:`get`."""
+        return self.get(address).owner
+
+    def owned(self, owner: str) -> list[tuple[StoredInbox, int]]:
+        """The live inboxes that ``owner`` generated, oldest first, with their message counts."""
+        with self._lock:
+            mine = [inbox.address for inbox in self._inboxes.values() if inbox.owner == owner]
+            live = [inbox for inbox in map(self._live, mine) if inbox is not None]
+            return [(inbox, len(inbox.messages)) for inbox in live]
 
     async def accepts(self, address: str) -> bool:
         """Tell whether mail to ``address`` (any case, or a sub-address of it) has a live inbox."""

@@ -110,9 +110,9 @@ from ..addresses import (
     served_domain,
     served_domains,
 )
-from ..protocol import InboxStore, Select
+from ..protocol import InboxStore, Select, StoredInbox
 from ..stored_message import NO_KEYS, StoredMessage
-from . import scripts
+from . import scripts, tenancy
 from .connection import RedisConnection, Script
 from .notices import Listener, LiveInboxes, Waiters
 from .records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
@@ -223,6 +223,7 @@ class RedisStore:
         ttl: float | None = None,
         *,
         address: str | None = None,
+        owner: str | None = None,
     ) -> RedisInbox:
         """Create an inbox at a brand new address, or at the chosen ``address``, and return it.
 
@@ -234,7 +235,7 @@ class RedisStore:
         if address is not None:
             if prefix is not None or domain is not None:
                 raise InvalidRequest("address names the whole address: give no prefix or domain")
-            inbox = self._make(chosen_address(address, self.domains), ttl)
+            inbox = self._make(chosen_address(address, self.domains), ttl, owner)
             if inbox is None:
                 raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
             return inbox
@@ -243,20 +244,41 @@ class RedisStore:
         token = random_token()
         while True:  # a chosen address could hold a generated one's place
             number: int = unavailable(lambda: self._redis.incr(scripts.GENERATED))
-            made = self._make(f"{generated_local_part(prefix, token, number)}@{domain}", ttl)
+            made = self._make(f"{generated_local_part(prefix, token, number)}@{domain}", ttl, owner)
             if made is not None:
                 return made
 
-    def _make(self, address: str, ttl: float | None) -> RedisInbox | None:
+    def _make(self, address: str, ttl: float | None, owner: str | None) -> RedisInbox | None:
         ttl = ttl if ttl is not None else self.inbox_ttl
         created = datetime.now(timezone.utc).isoformat().encode()
         ttl_text = b"" if ttl is None else repr(float(ttl)).encode()
         gen = unavailable(lambda: self._create(args=[address, created, ttl_text]))
         if not gen:
             return None
+        if owner is not None:
+            unavailable(lambda: tenancy.own(self._redis, address, owner, ttl))
         if self._listener.listening:
             self._live.remember(address, ttl)
         return RedisInbox(address, created, ttl_text, gen)
+
+    def owner(self, address: str) -> str | None:
+        """The tenant that generated the live inbox at ``address``; raises as :meth:`get`."""
+        folded = self.get(address).address
+        return unavailable(lambda: tenancy.owner(self._redis, folded))
+
+    def owned(self, owner: str) -> list[tuple[StoredInbox, int]]:
+        """The live inboxes that ``owner`` generated, with their message counts, by address."""
+        found: list[tuple[StoredInbox, int]] = []
+        for address in unavailable(lambda: tenancy.addresses(self._redis, owner)):
+            try:
+                inbox = self.get(address)
+            except InboxNotFound:
+                unavailable(functools.partial(tenancy.disown, self._redis, address, owner))
+                continue
+            if self.owner(address) == owner:
+                counted = functools.partial(tenancy.count, self._redis, address)
+                found.append((inbox, unavailable(counted)))
+        return found
 
     def get(self, address: str) -> RedisInbox:
         """Return the live inbox at ``address`` (any case); raises as the protocol says."""
@@ -565,6 +587,7 @@ class RedisStore:
         purged: int = unavailable(lambda: self._delete(args=[folded]))
         if purged < 0:
             raise InboxNotFound(not_found(address))
+        unavailable(lambda: tenancy.forget(self._redis, folded))
         self._waiters.wake(folded)
         return purged
 
