@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .certificate_settings import check_certificate_files
 from .limits import (
     COMMAND_LINE_LIMIT,
     DEFAULT_DATA_LINE_LIMIT,
@@ -281,7 +280,10 @@ class ServerConfig:
         self.provider_keys: tuple[tuple[str, str], ...] = tuple(
             sorted(_provider_key(name, key) for name, key in keys.items())
         )
-        check_certificate_files(self.tls, tls_cert, tls_key, api_tls_cert, api_tls_key)
+        if (tls_cert, tls_key, api_tls_cert, api_tls_key) != (None, None, None, None):
+            from .certificate_settings import check_certificate_files
+
+            check_certificate_files(self.tls, tls_cert, tls_key, api_tls_cert, api_tls_key)
         self.tls_cert: str | None = tls_cert
         self.tls_key: str | None = tls_key
         self.api_tls_cert: str | None = api_tls_cert

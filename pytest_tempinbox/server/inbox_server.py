@@ -440,6 +440,9 @@ class InboxServer:
 
     def _read_certificates(self) -> None:
         # Before anything binds: a file that cannot be used is one error at start.
+        config = self.config
+        if config.tls_cert is None and config.api_tls_cert is None:
+            return  # nothing to read: the certificates' module stays unloaded
         from .certificates import read_certificates
 
         self._smtp_files, self._api_files = read_certificates(self.config)
