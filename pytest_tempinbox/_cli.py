@@ -207,11 +207,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "repeat for several providers",
     )
     parser.add_argument(
-        "--no-link-checks",
+        "--link-checks",
         dest="link_checks",
-        action="store_false",
-        help="refuse GET .../link-check: on a shared server, checking the links of any mail "
-        "it is sent makes it request any URL a sender writes",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="answer GET .../link-check, or refuse it (--no-link-checks): checking the links of "
+        "any mail it is sent makes the server request any URL a sender writes (default: on "
+        "when bound to loopback or with --tenants, off otherwise)",
     )
     parser.add_argument(
         "--tenants",
@@ -294,6 +296,19 @@ def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
     return _argument_type(functools.partial(parse_limit, setting))
 
 
+def _link_checks(options: argparse.Namespace) -> bool:
+    """Whether the link-check route answers: as asked, else only where callers are known.
+
+    A server bound beyond loopback without tenants would request any URL anyone
+    who reaches its SMTP port writes in a mail, for anyone who reaches its API.
+    """
+    if options.link_checks is not None:
+        return bool(options.link_checks)
+    from ._net import is_loopback
+
+    return options.tenants is not None or is_loopback(options.host)
+
+
 def _config(options: argparse.Namespace) -> ServerConfig:
     """The server's configuration from the parsed command line."""
     limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
@@ -309,7 +324,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         store=options.store,
         public_smtp=options.public_smtp,
         dkim_keys=options.dkim_keys,
-        link_checks=options.link_checks,
+        link_checks=_link_checks(options),
         event_loop=options.event_loop,
         provider_keys=dict(options.provider_keys),
         tls_cert=options.tls_cert,
@@ -354,10 +369,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
     except ServerStartError as exc:  # the Redis store without the redis extra
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
-    if not is_loopback(options.host):
+    if not is_loopback(options.host) and options.tenants is None:
         print(
             f"warning: listening on {options.host}: anyone who can reach these ports can "
-            "read the inboxes whose addresses they know",
+            "read the inboxes whose addresses they know (--tenants gives each team a token)"
+            + ("" if server.config.link_checks else "; link checks are off (--link-checks)"),
             file=sys.stderr,
             flush=True,
         )

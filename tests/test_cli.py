@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import smtplib
@@ -161,8 +162,11 @@ def test_a_taken_port_is_one_line_on_stderr() -> None:
 def test_binding_beyond_loopback_prints_a_warning() -> None:
     process = Standalone("--host", "0.0.0.0", "--smtp-port", "0", "--api-port", "0")
     try:
-        host, _, _ = process.read_addresses()
+        host, _, api = process.read_addresses()
         assert host == "127.0.0.1"  # a wildcard bind is reached through loopback
+        check = requests.get(
+            f"{api}/messages/a@tempinbox.test/01a2000000000000ffff/link-check", timeout=5
+        )
         status, _, stderr = process.stop(signal.SIGTERM)
     finally:
         if process.process.poll() is None:
@@ -171,6 +175,37 @@ def test_binding_beyond_loopback_prints_a_warning() -> None:
     assert status == 0
     assert "warning" in stderr
     assert "anyone who can reach" in stderr
+    assert "link checks are off" in stderr
+    assert (check.status_code, check.json()["code"]) == (403, "link_checks_off")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "answered"),
+    [
+        ([], True),
+        (["--host", "0.0.0.0"], False),
+        (["--host", "192.0.2.1"], False),
+        (["--host", "::1"], True),
+        (["--host", "0.0.0.0", "--link-checks"], True),
+        (["--no-link-checks"], False),
+    ],
+)
+def test_link_checks_are_on_by_default_only_where_the_callers_are_known(
+    arguments: list[str], answered: bool
+) -> None:
+    from pytest_tempinbox._cli import _config, _parser
+
+    assert _config(_parser("tempinbox").parse_args(arguments)).link_checks is answered
+
+
+def test_with_tenants_link_checks_are_on_beyond_loopback(tmp_path: Path) -> None:
+    from pytest_tempinbox._cli import _config, _parser
+    from pytest_tempinbox.tenants import make_token
+
+    tenants = tmp_path / "tenants.json"
+    tenants.write_text(json.dumps({"tenants": [{"name": "a", "tokens": [make_token()[1]]}]}))
+    options = _parser("tempinbox").parse_args(["--host", "0.0.0.0", "--tenants", str(tenants)])
+    assert _config(options).link_checks is True
 
 
 def test_a_bad_limit_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
