@@ -83,7 +83,7 @@ FULL = Plan(
     redis_rounds=5,
     redis_messages=4000,
     redis_sends=200,
-    waiters=1000,
+    waiters=10_000,
     wakes=200,
 )
 QUICK = Plan(
