@@ -34,6 +34,7 @@ from . import (
     providers,
     reads,
     redis_store,
+    streams,
     suite,
     unused,
     waiters,
@@ -68,6 +69,8 @@ class Plan:
     redis_sends: int
     waiters: int
     wakes: int
+    streams: int
+    stream_rounds: int
 
 
 FULL = Plan(
@@ -85,6 +88,8 @@ FULL = Plan(
     redis_sends=200,
     waiters=10_000,
     wakes=200,
+    streams=1000,
+    stream_rounds=10,
 )
 QUICK = Plan(
     ingest_rounds=2,
@@ -101,6 +106,8 @@ QUICK = Plan(
     redis_sends=50,
     waiters=200,
     wakes=50,
+    streams=100,
+    stream_rounds=3,
 )
 
 SECTIONS: dict[str, Callable[[Plan], Section]] = {
@@ -115,6 +122,7 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
         rounds=plan.redis_rounds, messages=plan.redis_messages, sends=plan.redis_sends
     ),
     "waiters": lambda plan: waiters.measure(waiters=plan.waiters, wakes=plan.wakes),
+    "streams": lambda plan: streams.measure(streams=plan.streams, rounds=plan.stream_rounds),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
     ),
