@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from multiprocessing.connection import Connection
+from typing import Any
 
 import requests
 
@@ -71,11 +72,38 @@ def _open_stream(host: str, port: int, address: str) -> socket.socket:
 
 
 def measure(*, streams: int, rounds: int) -> Section:
-    """Hold ``streams`` event streams on one server and mail each inbox once a second."""
-    print(f"{NAME}: {streams} event streams, one message a second to each, {rounds} s")
+    """Hold ``streams`` event streams on one server, memory store then Redis, mailing each."""
+    from .redis_servers import missing, redis_server
+
     section = Section(NAME)
+    runs = {"memory": _feed(section, "memory", [], streams, rounds)}
+    why_not = missing()
+    if why_not is None:
+        with redis_server() as url:
+            runs["redis"] = _feed(section, "Redis", ["--store", url], streams, rounds)
+    else:
+        print(f"  the Redis store: skipped ({why_not})", flush=True)
+    section.data = {"streams": streams, "rounds": rounds, **runs}
+    return section
+
+
+def _feed(
+    section: Section, store: str, arguments: list[str], streams: int, rounds: int
+) -> dict[str, Any]:
+    """One server on ``store`` with the streams open: its row added to ``section``, its data."""
+    print(f"{NAME} ({store} store): {streams} event streams, one message a second each, {rounds} s")
+    errors: list[str] = []
     server = subprocess.Popen(
-        [sys.executable, "-m", "pytest_tempinbox", "--smtp-port", "0", "--api-port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "pytest_tempinbox",
+            "--smtp-port",
+            "0",
+            "--api-port",
+            "0",
+            *arguments,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -137,7 +165,7 @@ def measure(*, streams: int, rounds: int) -> Section:
                 assert isinstance(reader, socket.socket)
                 chunk = reader.recv(65536)
                 if not chunk:
-                    section.errors.append(f"stream {number} closed")
+                    errors.append(f"stream {number} closed")
                     selector.unregister(reader)
                     continue
                 data = buffers[number] + chunk
@@ -146,7 +174,7 @@ def measure(*, streams: int, rounds: int) -> Section:
                     end = found.end()
                     stream, round_number = int(found.group(1)), int(found.group(2))
                     if stream != number:
-                        section.errors.append(f"stream {number} got stream {stream}'s message")
+                        errors.append(f"stream {number} got stream {stream}'s message")
                     if (stream, round_number) in arrived:
                         duplicates += 1
                         continue
@@ -170,26 +198,25 @@ def measure(*, streams: int, rounds: int) -> Section:
     ]
     missing = len(sent) - len(latencies)
     if missing or len(sent) != streams * rounds:
-        section.errors.append(f"{missing} of {len(sent)} sent messages never arrived as events")
+        errors.append(f"{missing} of {len(sent)} sent messages never arrived as events")
     if order_errors or duplicates:
-        section.errors.append(f"{order_errors} events out of order, {duplicates} twice")
+        errors.append(f"{order_errors} events out of order, {duplicates} twice")
     middle, p99 = median(latencies), percentile(latencies, 0.99)
     print(f"  events: median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms", flush=True)
-    passed = p99 < TARGET_P99 and not section.errors
+    section.errors.extend(f"{store}: {error}" for error in errors)
+    passed = p99 < TARGET_P99 and not errors
     section.rows.append(
         Row(
             NAME,
-            f"an event on each of {streams} streams a second",
+            f"an event on each of {streams} streams a second ({store} store)",
             f"median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms",
             "",
             f"every event, in order; p99 < {TARGET_P99 * 1000:g} ms after the 250",
             passed,
-            "" if passed else f"p99 {p99 * 1000:.2f} ms; {len(section.errors)} errors",
+            "" if passed else f"p99 {p99 * 1000:.2f} ms; {len(errors)} errors",
         )
     )
-    section.data = {
-        "streams": streams,
-        "rounds": rounds,
+    return {
         "events": len(latencies),
         "event_ms_percentiles": {
             "50": round(middle * 1000, 3),
@@ -197,4 +224,3 @@ def measure(*, streams: int, rounds: int) -> Section:
             "max": round(max(latencies, default=0.0) * 1000, 3),
         },
     }
-    return section

@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import requests
 
@@ -68,12 +69,38 @@ def _raise_own_limit(needed: int) -> None:
 
 
 def measure(*, waiters: int, wakes: int) -> Section:
-    """Hold ``waiters`` long-polls on one standalone server; wake ``wakes`` of them one by one."""
-    print(f"{NAME}: {waiters} pending long-polls, {wakes} woken one at a time")
+    """Hold ``waiters`` long-polls on one server, memory store then Redis; wake ``wakes``."""
+    from .redis_servers import missing, redis_server
+
     section = Section(NAME)
     _raise_own_limit(waiters + 256)
+    runs: dict[str, dict[str, Any]] = {"memory": _hold(section, "memory", [], waiters, wakes)}
+    why_not = missing()
+    if why_not is None:
+        with redis_server() as url:
+            runs["redis"] = _hold(section, "Redis", ["--store", url], waiters, wakes)
+    else:
+        print(f"  the Redis store: skipped ({why_not})", flush=True)
+    section.data = {"waiters": waiters, "wakes": wakes, **runs}
+    return section
+
+
+def _hold(
+    section: Section, store: str, arguments: list[str], waiters: int, wakes: int
+) -> dict[str, Any]:
+    """One server on ``store`` holding the waiters: its rows added to ``section``, its data."""
+    print(f"{NAME} ({store} store): {waiters} pending long-polls, {wakes} woken one at a time")
     server = subprocess.Popen(
-        [sys.executable, "-m", "pytest_tempinbox", "--smtp-port", "0", "--api-port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "pytest_tempinbox",
+            "--smtp-port",
+            "0",
+            "--api-port",
+            "0",
+            *arguments,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -114,14 +141,16 @@ def measure(*, waiters: int, wakes: int) -> Section:
                 answer = _answer(held[number])
                 latencies.append(time.perf_counter() - sent)
                 if f"wake {number}".encode() not in answer:
-                    section.errors.append(f"waiter {number} got another answer: {answer[:200]!r}")
+                    section.errors.append(
+                        f"{store}: waiter {number} got another answer: {answer[:200]!r}"
+                    )
         # poll, not select: select takes no descriptor above 1,023.
         watch = select.poll()
         for sock in held[wakes:]:
             watch.register(sock, select.POLLIN)
         early = watch.poll(0)
         if early:
-            section.errors.append(f"{len(early)} waiters not woken were answered")
+            section.errors.append(f"{store}: {len(early)} waiters not woken were answered")
         middle, p99 = median(latencies), percentile(latencies, 0.99)
         print(f"  wake: median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms", flush=True)
     finally:
@@ -133,7 +162,7 @@ def measure(*, waiters: int, wakes: int) -> Section:
     section.rows.append(
         Row(
             NAME,
-            f"memory per pending long-poll ({waiters})",
+            f"memory per pending long-poll ({waiters}, {store} store)",
             f"{per_waiter / 1024:.1f} KiB",
             "",
             f"<= {TARGET_BYTES_PER_WAITER // 1024} KiB",
@@ -145,7 +174,7 @@ def measure(*, waiters: int, wakes: int) -> Section:
     section.rows.append(
         Row(
             NAME,
-            f"wake one of {waiters}",
+            f"wake one of {waiters} ({store} store)",
             f"median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms",
             "",
             f"median < {TARGET_MEDIAN * 1000:g} ms, p99 < {TARGET_P99 * 1000:g} ms",
@@ -153,11 +182,8 @@ def measure(*, waiters: int, wakes: int) -> Section:
             "" if wake_ok else f"median {middle * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms",
         )
     )
-    section.data = {
-        "waiters": waiters,
-        "wakes": wakes,
+    return {
         "resident_kib": [before, after],
         "bytes_per_waiter": round(per_waiter),
         "wake_ms": [round(value * 1000, 3) for value in latencies],
     }
-    return section
