@@ -11,6 +11,7 @@ import requests
 
 from pytest_tempinbox.rate_limits import RateLimits
 from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.openapi import openapi_document
 from pytest_tempinbox.tenants import hash_line
 
 from .api_support import assert_problem
@@ -111,3 +112,13 @@ def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket() -> No
         assert 429 in statuses(flood(url, 5, first))
         second = {"Forwarded": 'for="[2001:db8::7]:4711";proto=https'}
         assert requests.get(url, headers=second, timeout=10).status_code == 200
+
+
+def test_every_operation_of_the_openapi_document_lists_the_429_of_the_rate_limits() -> None:
+    missing = [
+        f"{method.upper()} {path}"
+        for path, operations in openapi_document("test")["paths"].items()
+        for method, operation in operations.items()
+        if "rate_limited" not in operation["responses"].get("429", {}).get("description", "")
+    ]
+    assert missing == []

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...errors import RATE_LIMITED
 from ...rate_limits import Buckets, Limits
 from ..api.endpoints import COMMON_HEADERS, problem_reply
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RATE_LIMITED", "RateGuard"]
 
-RATE_LIMITED = "rate_limited"
 _COMMON = [
     (name.lower().encode("latin-1"), value.encode("latin-1"))
     for name, value in COMMON_HEADERS.items()
