@@ -28,6 +28,7 @@ from typing import Any
 
 from . import (
     django_suite,
+    flood,
     footprint,
     ingest,
     latency,
@@ -115,6 +116,7 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
         rounds=plan.redis_rounds, messages=plan.redis_messages, sends=plan.redis_sends
     ),
     "waiters": lambda plan: waiters.measure(waiters=plan.waiters, wakes=plan.wakes),
+    "flood": lambda plan: flood.measure(rounds=plan.redis_rounds, wakes=plan.wakes // 4),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
     ),
