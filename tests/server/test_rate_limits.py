@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 import requests
+from starlette.applications import Starlette
 
-from pytest_tempinbox.rate_limits import RateLimits
+from pytest_tempinbox.rate_limits import DEFAULT_GUESSES, RateLimits
+from pytest_tempinbox.server.http.rate_guard import RateGuard
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.openapi import openapi_document
 from pytest_tempinbox.tenants import hash_line
@@ -122,3 +124,16 @@ def test_every_operation_of_the_openapi_document_lists_the_429_of_the_rate_limit
         if "rate_limited" not in operation["responses"].get("429", {}).get("description", "")
     ]
     assert missing == []
+
+
+def test_with_tenants_token_guessing_is_held_back_by_default(tmp_path: Path) -> None:
+    with InboxServer(tenants=tenants_file(tmp_path)) as server:
+        answers = flood(server.api_url + "/inboxes", DEFAULT_GUESSES + 1, bearer("tit_guessed"))
+        assert statuses(answers) == [401] * DEFAULT_GUESSES + [429]
+
+
+def test_the_open_server_without_the_flags_has_no_rate_guard_in_its_app() -> None:
+    with InboxServer() as server:
+        app = server.app()
+        assert isinstance(app, Starlette)
+        assert RateGuard.__name__ not in [m.cls.__name__ for m in app.user_middleware]  # type: ignore[attr-defined]
