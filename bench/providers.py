@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import smtplib
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -37,6 +34,7 @@ import requests
 from .ingest import run_clients, send_all
 from .machine import SMTP_SOURCE
 from .measure import Row, Section, alternate, median, percentile, ratio
+from .processes import start_standalone
 from .servers import Sink
 
 __all__ = ["NAME", "measure", "sendgrid_body"]
@@ -70,28 +68,11 @@ class _Standalone:
     """``python -m pytest_tempinbox`` in its own process; its addresses, inboxes and counts."""
 
     def __init__(self, per_inbox: int) -> None:
+        self.process, self.smtp_host, self.smtp_port, self.origin = start_standalone(
+            "--max-messages-per-inbox", str(per_inbox)
+        )
         self.http = requests.Session()
         self.http.trust_env = False
-        self.process = subprocess.Popen(
-            [
-                sys.executable, "-m", "pytest_tempinbox",
-                "--smtp-port", "0", "--api-port", "0",
-                "--max-messages-per-inbox", str(per_inbox),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        assert self.process.stdout is not None
-        text = self.process.stdout.readline() + self.process.stdout.readline()
-        smtp_at = re.search(r"smtp://([\d.]+):(\d+)", text)
-        api_at = re.search(r"(http://[\d.]+:\d+)", text)
-        if not smtp_at or not api_at:
-            self.stop()
-            raise RuntimeError(f"the server did not say where it listens: {text!r}")
-        self.smtp_host, self.smtp_port = smtp_at.group(1), int(smtp_at.group(2))
-        self.origin = api_at.group(1)
         self.api = self.origin + "/api"
         self.send_url = self.origin + "/providers/sendgrid/v3/mail/send"
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from . import (
     django_suite,
+    flood,
     footprint,
     ingest,
     latency,
@@ -123,6 +124,7 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     ),
     "waiters": lambda plan: waiters.measure(waiters=plan.waiters, wakes=plan.wakes),
     "streams": lambda plan: streams.measure(streams=plan.streams, rounds=plan.stream_rounds),
+    "flood": lambda plan: flood.measure(rounds=plan.redis_rounds, wakes=plan.wakes // 4),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
     ),

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
+from . import rate_limits
 from ._version import __version__
 from .certificate_settings import API_TLS_HELP, SMTP_TLS_HELP
 from .config import (
@@ -235,6 +236,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="the event loop the server runs on: auto takes uvloop when it is installed "
         "(the uvloop extra), asyncio's own otherwise (default: %(default)s)",
     )
+    rate_limits.add_arguments(parser, _argument_type)
     limits = parser.add_argument_group(
         "limits", f"what a client sees at each: {DOCS_URL}/limits.md"
     )
@@ -332,6 +334,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         api_tls_cert=options.api_tls_cert,
         api_tls_key=options.api_tls_key,
         tenants=options.tenants,
+        rate_limits=rate_limits.from_arguments(options),
         **limits,
     )
 

@@ -32,6 +32,7 @@ from .limits import (
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
 
 if TYPE_CHECKING:
+    from .rate_limits import Limits, RateLimits
     from .tenants import Tenants
 
 __all__ = [
@@ -172,6 +173,9 @@ class ServerConfig:
     ``api_tls_key`` those of the API's, served over HTTPS: each pair given whole.
     ``tenants``, a tenants file's path or its :class:`~pytest_tempinbox.tenants.Tenants`,
     makes the API ask every caller for a token (``docs/tenants.md``).
+    ``rate_limits`` (a :class:`~pytest_tempinbox.rate_limits.RateLimits`) sets
+    the rates of requests and SMTP connections; with tenants they hold by
+    default (:meth:`rate_limits_in_force`).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -199,6 +203,7 @@ class ServerConfig:
         "message_size_limit",
         "provider_keys",
         "public_smtp",
+        "rate_limits",
         "smtp_auth",
         "smtp_port",
         "smtp_timeout",
@@ -243,6 +248,7 @@ class ServerConfig:
         api_tls_cert: str | None = None,
         api_tls_key: str | None = None,
         tenants: str | Tenants | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -289,6 +295,7 @@ class ServerConfig:
         self.api_tls_cert: str | None = api_tls_cert
         self.api_tls_key: str | None = api_tls_key
         self.tenants: Tenants | None = _tenants(tenants) if isinstance(tenants, str) else tenants
+        self.rate_limits: RateLimits | None = rate_limits
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):
@@ -300,6 +307,15 @@ class ServerConfig:
         values = {name: getattr(self, name) for name in self.__slots__}
         values.update(changes)
         return ServerConfig(**values)
+
+    def rate_limits_in_force(self) -> Limits | None:
+        """The rate limits the server holds to; None (nothing imported) when none does."""
+        if self.rate_limits is None and self.tenants is None:
+            return None
+        from .rate_limits import RateLimits
+
+        given = self.rate_limits or RateLimits()
+        return given.resolved(None if self.tenants is None else self.tenants.rate_limits)
 
     def limits(self) -> dict[str, float | None]:
         """Every limit, by the names ``GET /api/info`` reports them under."""

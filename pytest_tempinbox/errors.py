@@ -18,6 +18,7 @@ __all__ = [
     "METHOD_NOT_ALLOWED",
     "NOT_FOUND",
     "PROBLEMS",
+    "RATE_LIMITED",
     "SHUTTING_DOWN",
     "TLS_OFF",
     "TOO_MANY_CONNECTIONS",
@@ -188,6 +189,7 @@ INTERNAL_ERROR = "internal_error"
 SHUTTING_DOWN = "shutting_down"
 LINK_CHECKS_OFF = "link_checks_off"
 TOO_MANY_CONNECTIONS = "too_many_connections"
+RATE_LIMITED = "rate_limited"
 
 PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     InboxNotFound.code: (InboxNotFound.status, InboxNotFound),
@@ -209,6 +211,7 @@ PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     SHUTTING_DOWN: (503, TempInboxError),
     LINK_CHECKS_OFF: (403, TempInboxError),
     TOO_MANY_CONNECTIONS: (503, TempInboxError),
+    RATE_LIMITED: (429, TempInboxError),
     SpamAssassinError.code: (SpamAssassinError.status, SpamAssassinError),
     SpamAssassinMissing.code: (SpamAssassinMissing.status, SpamAssassinMissing),
     # Last, and apart: the server's own failure, never the fault of a request.

@@ -17,14 +17,17 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .rate_limits import Rate
 
 __all__ = ["HASH_PREFIX", "Tenants", "hash_line", "make_token"]
 
 HASH_PREFIX = "sha256:"
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_TENANT_KEYS = frozenset({"name", "tokens"})
+_TENANT_KEYS = frozenset({"name", "tokens", "rate_limits"})
 # Verified tokens kept at most: only tokens that matched enter, so guesses cannot fill it.
 _CACHED_TOKENS = 4096
 
@@ -48,10 +51,17 @@ class Tenants:
     every other mistake in the file). ``source`` names the file in messages.
     """
 
-    __slots__ = ("_verified", "by_hash", "names", "source")
+    __slots__ = ("_verified", "by_hash", "names", "rate_limits", "source")
 
-    def __init__(self, tenants: Mapping[str, Iterable[str]], source: str = "tenants") -> None:
+    def __init__(
+        self,
+        tenants: Mapping[str, Iterable[str]],
+        source: str = "tenants",
+        rate_limits: Mapping[str, Rate] | None = None,
+    ) -> None:
         self.source = source
+        self.rate_limits: dict[str, Rate] = dict(rate_limits or {})
+        """Each tenant's own rate of requests, where its entry sets ``"rate_limits"``."""
         self.names: tuple[str, ...] = tuple(tenants)
         self.by_hash: dict[str, str] = {}
         for name, hashes in tenants.items():
@@ -85,12 +95,18 @@ class Tenants:
         if not isinstance(entries, list) or not entries:
             raise ValueError(f"{source}: tenants must be a list of at least one tenant")
         tenants: dict[str, list[str]] = {}
+        rates: dict[str, Rate] = {}
         for number, entry in enumerate(entries, 1):
             name, hashes = _tenant(entry, f"{source}: tenant {number}")
             if name in tenants:
                 raise ValueError(f"{source}: two tenants are named {name!r}")
             tenants[name] = hashes
-        return cls(tenants, source)
+            if "rate_limits" in entry:
+                from .rate_limits import parse_tenant_rate_limits
+
+                where = f"{source}: tenant {number} ({name})"
+                rates[name] = parse_tenant_rate_limits(entry["rate_limits"], where)
+        return cls(tenants, source, rates)
 
     def tenant_of(self, token: str) -> str | None:
         """The name of the tenant whose token ``token`` is; None for an unknown token.

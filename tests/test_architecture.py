@@ -24,6 +24,8 @@ CORE = {
     "config",
     "errors",
     "limits",
+    "proxies",
+    "rate_limits",
     "values",
     "side_values",
     "smtp_security",

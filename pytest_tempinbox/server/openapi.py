@@ -86,6 +86,7 @@ def openapi_document(version: str) -> dict[str, Any]:
     """
     document = json.loads(Path(__file__).with_name(DOCUMENT_FILE).read_text("utf-8"))
     _add_providers(document)
+    _add_rate_limited(document)
     components = document["components"]
     shared = {
         f"#/components/{kind}/{name}": piece
@@ -115,6 +116,21 @@ def _add_providers(document: dict[str, Any]) -> None:
             }
         for prefix in (f"{PREFIX}/{name}", *([""] if name in ROOTED else [])):
             document["paths"].setdefault(prefix + path, {})[method.lower()] = operation
+
+
+def _add_rate_limited(document: dict[str, Any]) -> None:
+    """Give every operation the ``429`` of the rate limits, beside a ``429`` of its own."""
+    shared = document["components"]["responses"]["RateLimited"]
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            answers = operation.setdefault("responses", {})
+            own = answers.get("429")
+            if own is None:
+                answers["429"] = {"$ref": "#/components/responses/RateLimited"}
+            elif "rate_limited" not in own.get("description", ""):
+                own = answers["429"] = {**own, "description": own.get("description", "")}
+                own["description"] += " Or: " + shared["description"]
+                own.setdefault("headers", shared["headers"])
 
 
 def _provider_file(name: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from pytest_tempinbox.rate_limits import RateLimits
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.tenants import hash_line
 
@@ -46,5 +47,9 @@ def tenant_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[In
     store = "memory"
     if request.param == "redis":
         store = request.getfixturevalue("redis_url")
-    with InboxServer(tenants=tenants_file(tmp_path), store=store) as server:
+    # Rate limits off: these tests try every route without a token, many 401s from one address
+    # (tests/server/test_rate_limits*.py hold the limits).
+    with InboxServer(
+        tenants=tenants_file(tmp_path), store=store, rate_limits=RateLimits.off()
+    ) as server:
         yield server

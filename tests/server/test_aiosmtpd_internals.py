@@ -104,6 +104,7 @@ def test_each_method_relied_on_exists_with_its_signature(name: str) -> None:
         ("_original_transport", "connection_made"),
         ("_original_transport", "smtp_STARTTLS"),
         ("_handler_coroutine.cancel", "connection_lost"),
+        ("_smtp_methods.get(command)", "_handle_client"),
     ],
 )
 def test_each_private_name_is_still_used_where_the_override_needs_it(
@@ -123,6 +124,9 @@ def test_the_private_attributes_relied_on_are_set_up_by_the_constructor(protocol
         "SMTP._timeout_duration", "it no longer holds the timeout given"
     )
     assert "_original_transport" in attributes, changed("SMTP._original_transport", "it is gone")
+    assert isinstance(attributes.get("_smtp_methods"), dict), changed(
+        "SMTP._smtp_methods", "it is no longer the constructor's dict of commands"
+    )
     assert attributes["_original_transport"] is None, changed(
         "SMTP._original_transport", "it is no longer None before STARTTLS"
     )

@@ -139,6 +139,11 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     # A trailing slash is another path (404), not a redirect to this one.
     app.router.redirect_slashes = False
     app.add_middleware(RequestGuard, allowed=settings.allowed_hosts)
+    limits = settings.config.rate_limits_in_force()
+    if limits is not None and limits.http:  # with tenants, or a flag: docs/tenants.md
+        from .rate_guard import RateGuard
+
+        app.add_middleware(RateGuard, limits=limits, tenants=tenants)
     return app
 
 

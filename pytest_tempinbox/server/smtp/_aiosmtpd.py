@@ -33,6 +33,9 @@ The private names relied on, and why:
 - ``SMTP.command_size_limits``: each EHLO adds 26 (SIZE) and 10 (SMTPUTF8) to
   MAIL's line limit; :meth:`SMTPProtocol.take_over` adds what the EHLO commands
   answered before it would have.
+- ``SMTP._smtp_methods``: the commands' methods by name, which
+  ``_handle_client`` calls each known command with; :meth:`SMTPProtocol.limit_commands`
+  wraps them to count the commands of a connection.
 - ``SMTP._handle_client`` begins with the greeting: after
   :meth:`SMTPProtocol.take_over`, the first :meth:`SMTPProtocol.push` is skipped.
 
@@ -53,6 +56,7 @@ And what aiosmtpd does with public names, relied on likewise:
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, AnyStr, cast
 
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
@@ -161,6 +165,32 @@ class SMTPProtocol(SMTP):
             self._greeted_elsewhere = False  # the session's first reply is its greeting
             return
         await super().push(status)
+
+    commands_served = 0
+    """The known commands of the connection so far (counted with :meth:`limit_commands`)."""
+
+    def limit_commands(self, limit: int, message: str) -> None:
+        """Answer ``message`` and close once the connection sent more than ``limit`` commands.
+
+        They are counted in :attr:`commands_served`, which a connection taken
+        over starts from what its earlier protocol served. Unknown commands are
+        aiosmtpd's own to limit.
+        """
+        methods: dict[str, Any] = self._smtp_methods
+
+        def counting(method: Any) -> Any:
+            @functools.wraps(method)  # HELP reads the syntax aiosmtpd marks a method with
+            async def command(arg: str) -> None:
+                self.commands_served += 1
+                if self.commands_served > limit:
+                    await self.push(message)
+                    self.close_now()
+                    return
+                await method(arg)
+
+            return command
+
+        self._smtp_methods = {name: counting(method) for name, method in methods.items()}
 
     def __dir__(self) -> list[str]:
         return dispatch_names(type(self))

@@ -29,6 +29,7 @@ from ...parsing.email_internals import get_addr_spec, get_angle_addr
 from ...smtp_security import SMTPAuth
 from ..counters import AUTH_REQUIRED
 from ._aiosmtpd import SMTPProtocol
+from .client_limits import TOO_MANY_COMMANDS, TOO_MANY_CONNECTIONS, ClientCounts, client_address
 from .fast_lane import PLAIN_PATH, Session
 from .handler import InboxHandler
 
@@ -55,6 +56,7 @@ class Service(Protocol):
     tls_context: ssl.SSLContext | None
     refusals: Refusals | None
     refusal: bytes
+    clients: ClientCounts | None
 
 
 class Transaction(Envelope):
@@ -139,9 +141,14 @@ class TrackedSMTP(SMTPProtocol):
         auth_required: bool = False,
         refusals: Refusals | None = None,
         refusal: bytes = b"",
+        clients: ClientCounts | None = None,
         **options: Any,
     ) -> None:
         super().__init__(handler, **options)
+        self._clients = clients
+        self._client: str | None = None
+        if clients is not None and clients.commands is not None:
+            self.limit_commands(clients.commands, TOO_MANY_COMMANDS)
         self._sessions = sessions
         self._refusals, self._refusal = refusals, refusal
         self._refusal_counts = handler.counters.refused
@@ -209,12 +216,34 @@ class TrackedSMTP(SMTPProtocol):
             transport.write(b"421 4.7.0 Too many connections, try again later\r\n")
             transport.close()
             return False
+        if self._clients is not None:
+            address = client_address(transport)
+            if not self._clients.enter(address):
+                cast(asyncio.WriteTransport, transport).write(TOO_MANY_CONNECTIONS)
+                transport.close()
+                return False
+            self._client = address
         self._sessions.add(self)
         return True
 
     def release(self) -> None:
         """Count the connection out."""
         self._sessions.discard(self)
+        if self._clients is not None and self._client is not None:
+            self._clients.leave(self._client)
+            self._client = None
+
+    def take_over(
+        self,
+        transport: asyncio.BaseTransport,
+        session: Any,
+        envelope: Any,
+        ehlos: int,
+        unread: bytes,
+    ) -> None:
+        """Serve a connection from the middle, counting on from the commands the lane served."""
+        self.commands_served = getattr(session, "commands", 0)
+        super().take_over(transport, session, envelope, ehlos, unread)
 
     async def push(self, status: AnyStr) -> None:
         """Send a reply; aiosmtpd's replies without an enhanced status code gain one."""
@@ -256,6 +285,7 @@ def protocol_factory(
             data_line_limit=service.data_line_limit,
             refusals=service.refusals,
             refusal=service.refusal,
+            clients=service.clients,
             hostname=service.hostname,
             data_size_limit=service.message_size_limit,
             enable_SMTPUTF8=True,

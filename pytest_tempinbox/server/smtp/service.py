@@ -24,6 +24,7 @@ from ...config import ServerConfig
 from ..counters import ServerCounters
 from ..sockets import Refusals, smtp_refusal
 from ..store.protocol import InboxStore
+from .client_limits import ClientCounts, LimitedLane
 from .fast_lane import FastLane, LaneSettings, Session
 from .handler import InboxHandler
 
@@ -84,6 +85,13 @@ class SMTPService:
         self.backlog = config.listen_backlog
         self.refusals = refusals
         self.refusal = smtp_refusal(self.hostname, tls)
+        limits = config.rate_limits_in_force()
+        self.clients: ClientCounts | None = None
+        """The connections per client address and commands per connection, when limited."""
+        if limits is not None and limits.smtp:
+            self.clients = ClientCounts(
+                limits.smtp_connections_per_client, limits.smtp_commands_per_connection
+            )
         self.tls = tls
         self.tls_context = tls_context
         # The fast lane serves every mode but those where AUTH or STARTTLS comes first.
@@ -129,8 +137,16 @@ class SMTPService:
                 refusal=self.refusal,
             )
 
-            def protocol() -> asyncio.Protocol:
-                return FastLane(settings, loop)
+            clients = self.clients
+            if clients is None:
+
+                def protocol() -> asyncio.Protocol:
+                    return FastLane(settings, loop)
+
+            else:  # the lane holding the limits: a server without them does no more work
+
+                def protocol() -> asyncio.Protocol:
+                    return LimitedLane(settings, loop, clients)
 
         if self.tls == "implicit":
             self._server = await loop.create_server(
