@@ -24,12 +24,12 @@ from ...config import ServerConfig
 from ..counters import ServerCounters
 from ..sockets import Refusals, smtp_refusal
 from ..store.protocol import InboxStore
-from .client_limits import ClientCounts, LimitedLane
 from .fast_lane import FastLane, LaneSettings, Session
 from .handler import InboxHandler
 
 if TYPE_CHECKING:
     from ._aiosmtpd import SMTPProtocol
+    from .client_limits import ClientCounts
 
 __all__ = ["InboxHandler", "SMTPService"]
 
@@ -89,6 +89,8 @@ class SMTPService:
         self.clients: ClientCounts | None = None
         """The connections per client address and commands per connection, when limited."""
         if limits is not None and limits.smtp:
+            from .client_limits import ClientCounts  # a server without the limits never loads it
+
             self.clients = ClientCounts(
                 limits.smtp_connections_per_client, limits.smtp_commands_per_connection
             )
@@ -144,6 +146,7 @@ class SMTPService:
                     return FastLane(settings, loop)
 
             else:  # the lane holding the limits: a server without them does no more work
+                from .client_limits import LimitedLane
 
                 def protocol() -> asyncio.Protocol:
                     return LimitedLane(settings, loop, clients)
