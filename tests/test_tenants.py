@@ -161,3 +161,22 @@ def test_two_tenants_may_not_share_an_smtp_user() -> None:
 def test_the_repr_of_an_smtp_login_shows_no_hash() -> None:
     tenants = Tenants.parse(_with_smtp({"user": "app", "password": LINE}))
     assert LINE not in repr(tenants.smtp)
+
+
+def test_smtp_credentials_with_smtp_auth_none_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, _with_smtp({"user": "app", "password": LINE}))
+    with pytest.raises(SystemExit) as info:
+        _cli.main(["--tenants", path, "--smtp-auth", "none"])
+    assert info.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--smtp-auth none offers no AUTH" in last
+
+
+def test_a_password_made_with_make_token_logs_in(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli.main(["--make-token"]) == 0
+    token_line, hash_text = capsys.readouterr().out.splitlines()
+    password, stored = token_line.split()[1], hash_text.split()[1]
+    tenants = Tenants.parse(_with_smtp({"user": "app", "password": stored}))
+    assert tenants.smtp_logins.tenant_of(b"app", password.encode()) == "team-a"
