@@ -152,3 +152,20 @@ def test_the_token_stays_for_the_tab_across_reloads(
     page.reload()
     expect(page.locator("#inboxes a")).to_have_count(1)
     expect(page.get_by_label("API token")).to_be_hidden()
+
+
+def test_the_html_frame_loads_with_a_ticket_under_the_mails_own_policy(
+    tenant_viewer: tuple[Viewer, list[str]], tenant_server: InboxServer
+) -> None:
+    viewer, urls = tenant_viewer
+    address = generate(tenant_server.api_url, TOKEN_A)
+    styled = '<p id="red" style="color: rgb(255, 0, 0)">Styled</p>'
+    send(tenant_server, html_mail(address, styled, subject="Styled"))
+    _open(viewer, TOKEN_A, address)
+    frame = viewer.page.frame_locator("#html-frame")
+    expect(frame.locator("#red")).to_have_css("color", "rgb(255, 0, 0)")
+    framed = [url for url in urls if "/viewer/messages/" in url]
+    assert framed
+    assert all("ticket=" in url and TOKEN_A not in url for url in framed)
+    expect(viewer.page.get_by_role("button", name="Load remote images")).to_be_enabled()
+    viewer.shoot("tenants-05-styled-frame")

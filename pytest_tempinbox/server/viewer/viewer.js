@@ -431,23 +431,29 @@
     if (focused) tab(selectedTab()).focus();
   }
 
-  // With a token the frame cannot fetch the HTML itself: the page does, and hands it
-  // over as srcdoc, where the page's own policy applies (no remote image, no script).
-  async function showHtml(message) {
+  // A frame loads its document by URL and cannot send the token: with one, its URL
+  // carries a short-lived ticket for this inbox (GET /api/ticket/...), never the token.
+  let ticket = null; // { text, until }
+  async function frameUrl(id, remoteImages) {
+    const url = htmlUrl(id, remoteImages);
+    if (!token) return url;
+    if (!ticket || ticket.until < Date.now()) {
+      const made = await getJson(`api/ticket/${inboxPath}`);
+      // Renewed 15 seconds before it expires, whatever the two clocks say.
+      ticket = { text: made.ticket, until: Date.now() + 45000 };
+    }
+    return `${url}${url.includes("?") ? "&" : "?"}ticket=${encodeURIComponent(ticket.text)}`;
+  }
+
+  async function showHtml(message, remoteImages = false) {
     const frame = $("html-frame");
-    $("panel-html").querySelector(".images").hidden = Boolean(token);
-    if (message.html === null || !token) {
-      frame.removeAttribute("srcdoc");
-      frame.src = message.html === null ? "about:blank" : htmlUrl(message.id, false);
+    if (message.html === null) {
+      frame.src = "about:blank";
       return;
     }
-    frame.removeAttribute("src");
-    frame.srcdoc = "";
     try {
-      const response = await apiFetch(htmlUrl(message.id, false));
-      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-      const html = await response.text();
-      if (current === message.id) frame.srcdoc = html;
+      const url = await frameUrl(message.id, remoteImages);
+      if (current === message.id) frame.src = url;
     } catch {
       // the inbox went (its own event says so), or the token was refused (the form is back)
     }
@@ -909,7 +915,7 @@
   $("check-spam").addEventListener("click", checkSpam);
   $("remote-images").addEventListener("click", () => {
     if (current === null) return;
-    $("html-frame").src = htmlUrl(current, true);
+    showHtml(messages.get(current) || { id: current, html: "" }, true);
     $("remote-images").disabled = true;
     $("images-state").textContent = "Remote images are allowed for this message.";
   });
