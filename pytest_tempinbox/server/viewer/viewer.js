@@ -8,8 +8,9 @@
 // On a server with tenants, every call to the API needs a token: the page asks for
 // it once (a 401 shows the form), keeps it in sessionStorage (this tab only) and
 // sends it as an Authorization header, never in a URL. EventSource cannot send a
-// header, so the event stream is then read with fetch; the message's HTML, its raw
-// source and its attachments are fetched with the token too.
+// header, so the event stream is then read with fetch; the raw source and the
+// attachments are fetched with the token too, and the HTML frame's URL carries a
+// short-lived ticket of the inbox instead (GET /api/ticket/...).
 "use strict";
 
 (() => {
@@ -180,7 +181,8 @@
     $("message").hidden = true;
     $("inboxes-pane").hidden = true;
     $("token-form").hidden = false;
-    setStatus(note || "This server asks for an API token: type yours to see your inboxes.", note ? "warning" : "");
+    const asking = "This server asks for an API token: type yours to see your inboxes.";
+    setStatus(note || asking, note ? "warning" : "");
     $("token").focus();
   }
 
