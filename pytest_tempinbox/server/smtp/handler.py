@@ -145,7 +145,9 @@ class InboxHandler:
             return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
         tenant = session_tenant(session) if self.tenant_logins else None
         try:
-            if not await self.store.accepts(address) or not self._reaches(tenant, address):
+            if not await self.store.accepts(address) or (
+                tenant is not None and not self._reaches(tenant, address)
+            ):
                 return self._refuse(session, address, tenant)
             fault = await self._take_fault(envelope, address, "rcpt")
             if fault is not None:
@@ -201,10 +203,8 @@ class InboxHandler:
         reason = " ".join(str(error).split())[:200] or "the store does not answer"
         return f"451 4.3.0 {reason}, try again later"
 
-    def _reaches(self, tenant: str | None, address: str) -> bool:
-        """Whether a session logged in as ``tenant`` (None: as no tenant) may mail ``address``."""
-        if tenant is None:
-            return True
+    def _reaches(self, tenant: str, address: str) -> bool:
+        """Whether a session logged in as ``tenant`` may mail ``address``, a live inbox's."""
         try:
             return self.store.owner(recipient_inbox(address)[0]) == tenant
         except InboxNotFound:  # gone since accepts() looked
