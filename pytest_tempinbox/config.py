@@ -296,6 +296,11 @@ class ServerConfig:
         self.api_tls_key: str | None = api_tls_key
         self.tenants: Tenants | None = _tenants(tenants) if isinstance(tenants, str) else tenants
         self.rate_limits: RateLimits | None = rate_limits
+        if self.tenants is not None and self.tenants.smtp and self.smtp_auth.mode == "none":
+            raise ValueError(
+                "the tenants file gives SMTP credentials, and --smtp-auth none offers no AUTH "
+                "to log in with: choose any or USER:PASSWORD"
+            )
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .rate_limits import Rate
 
+from .smtp_logins import SMTPLogin, SMTPLogins, parse_smtp_logins
+
 __all__ = ["HASH_PREFIX", "Tenants", "hash_line", "make_token"]
 
 HASH_PREFIX = "sha256:"
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_TENANT_KEYS = frozenset({"name", "tokens", "rate_limits"})
+_TENANT_KEYS = frozenset({"name", "tokens", "rate_limits", "smtp"})
 # Verified tokens kept at most: only tokens that matched enter, so guesses cannot fill it.
 _CACHED_TOKENS = 4096
 
@@ -49,19 +51,29 @@ class Tenants:
     ``by_hash`` maps each stored ``sha256:<hex>`` line to its tenant's name; a
     hash may belong to one tenant only (:class:`ValueError` otherwise, as for
     every other mistake in the file). ``source`` names the file in messages.
+    ``smtp`` holds each tenant's SMTP credentials (``"smtp"`` in the file,
+    :mod:`pytest_tempinbox.smtp_logins`), ``smtp_logins`` checks one.
     """
 
-    __slots__ = ("_verified", "by_hash", "names", "rate_limits", "source")
+    __slots__ = ("_verified", "by_hash", "names", "rate_limits", "smtp", "smtp_logins", "source")
 
     def __init__(
         self,
         tenants: Mapping[str, Iterable[str]],
         source: str = "tenants",
         rate_limits: Mapping[str, Rate] | None = None,
+        smtp: Mapping[str, Iterable[SMTPLogin]] | None = None,
     ) -> None:
         self.source = source
         self.rate_limits: dict[str, Rate] = dict(rate_limits or {})
         """Each tenant's own rate of requests, where its entry sets ``"rate_limits"``."""
+        self.smtp: dict[str, tuple[SMTPLogin, ...]] = {
+            name: tuple(logins) for name, logins in (smtp or {}).items()
+        }
+        try:
+            self.smtp_logins = SMTPLogins(self.smtp)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
         self.names: tuple[str, ...] = tuple(tenants)
         self.by_hash: dict[str, str] = {}
         for name, hashes in tenants.items():
@@ -96,17 +108,20 @@ class Tenants:
             raise ValueError(f"{source}: tenants must be a list of at least one tenant")
         tenants: dict[str, list[str]] = {}
         rates: dict[str, Rate] = {}
+        smtp: dict[str, tuple[SMTPLogin, ...]] = {}
         for number, entry in enumerate(entries, 1):
             name, hashes = _tenant(entry, f"{source}: tenant {number}")
             if name in tenants:
                 raise ValueError(f"{source}: two tenants are named {name!r}")
             tenants[name] = hashes
+            where = f"{source}: tenant {number} ({name})"
             if "rate_limits" in entry:
                 from .rate_limits import parse_tenant_rate_limits
 
-                where = f"{source}: tenant {number} ({name})"
                 rates[name] = parse_tenant_rate_limits(entry["rate_limits"], where)
-        return cls(tenants, source, rates)
+            if "smtp" in entry:
+                smtp[name] = parse_smtp_logins(entry["smtp"], where)
+        return cls(tenants, source, rate_limits=rates, smtp=smtp)
 
     def tenant_of(self, token: str) -> str | None:
         """The name of the tenant whose token ``token`` is; None for an unknown token.
@@ -126,8 +141,8 @@ class Tenants:
             self._verified[token] = name
         return name
 
-    def _key(self) -> tuple[tuple[str, str], ...]:
-        return tuple(sorted(self.by_hash.items()))
+    def _key(self) -> tuple[object, ...]:
+        return (tuple(sorted(self.by_hash.items())), tuple(sorted(self.smtp.items())))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tenants):

@@ -273,7 +273,9 @@ class Refusal:
     ``reply`` is the text of the server's answer after its code; ``client_ip``
     and ``helo`` (the name the client gave in EHLO or HELO) say who sent it, when
     known. ``similarity`` (0 to 1) is set when the refusals were asked for
-    ``similar_to`` an address: how alike the two addresses are.
+    ``similar_to`` an address: how alike the two addresses are. ``tenant`` is,
+    on a server with tenants, the tenant whose SMTP credentials the session
+    logged in with (None: none); the server keeps it to itself (not in the JSON).
     """
 
     at: datetime
@@ -282,10 +284,13 @@ class Refusal:
     client_ip: str | None = None
     helo: str | None = None
     similarity: float | None = None
+    tenant: str | None = None
 
     def scored(self, similarity: float) -> Refusal:
         """Return a copy with its ``similarity`` to an address."""
-        return Refusal(self.at, self.address, self.reply, self.client_ip, self.helo, similarity)
+        return Refusal(
+            self.at, self.address, self.reply, self.client_ip, self.helo, similarity, self.tenant
+        )
 
     def to_json(self) -> JSON:
         """Return the JSON object form; ``similarity`` only when set."""

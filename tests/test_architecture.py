@@ -29,6 +29,7 @@ CORE = {
     "values",
     "side_values",
     "smtp_security",
+    "smtp_logins",
     "tenants",
     "transport",
     "_net",

@@ -104,3 +104,79 @@ def test_the_command_answers_a_bad_tenants_file_with_a_usage_error(
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("tempinbox: error: argument --tenants: ")
     assert "not a token itself" in last
+
+
+def _with_smtp(smtp: object) -> str:
+    return json.dumps({"tenants": [{"name": "team-a", "tokens": [LINE], "smtp": smtp}]})
+
+
+def test_a_tenants_smtp_login_is_found_by_user_and_password() -> None:
+    smtp = {"user": "app", "password": hash_line("secret")}
+    tenants = Tenants.parse(_with_smtp(smtp))
+    assert tenants.smtp_logins.tenant_of(b"app", b"secret") == "team-a"
+    assert tenants.smtp_logins.tenant_of(b"app", b"secret") == "team-a"  # from the verified ones
+    assert tenants.smtp_logins.tenant_of(b"app", b"wrong") is None
+    assert tenants.smtp_logins.tenant_of(b"other", b"secret") is None
+
+
+def test_a_tenant_may_hold_a_list_of_smtp_logins() -> None:
+    smtp = [
+        {"user": "one", "password": hash_line("p1")},
+        {"user": "two", "password": hash_line("p2")},
+    ]
+    logins = Tenants.parse(_with_smtp(smtp)).smtp_logins
+    assert (logins.tenant_of(b"one", b"p1"), logins.tenant_of(b"two", b"p2")) == (
+        "team-a",
+        "team-a",
+    )
+
+
+@pytest.mark.parametrize(
+    ("smtp", "says"),
+    [
+        ({"user": "app", "password": "secret"}, "not the password itself"),
+        ({"user": "app"}, '{"user": ..., "password": "sha256:<hex>"}'),
+        ({"user": "", "password": LINE}, "1-256 printable characters"),
+        ([], "at least one"),
+    ],
+    ids=["password in clear", "no password", "empty user", "empty list"],
+)
+def test_a_bad_smtp_login_is_one_line_naming_the_tenant(smtp: object, says: str) -> None:
+    with pytest.raises(ValueError, match="tenant 1 \\(team-a\\)") as bad:
+        Tenants.parse(_with_smtp(smtp), "tenants.json")
+    assert says in str(bad.value)
+    assert "secret" not in str(bad.value)
+
+
+def test_two_tenants_may_not_share_an_smtp_user() -> None:
+    login = {"user": "app", "password": LINE}
+    tenants = [
+        {"name": "team-a", "tokens": [LINE], "smtp": login},
+        {"name": "team-b", "tokens": [hash_line("tit_two")], "smtp": login},
+    ]
+    with pytest.raises(ValueError, match="share the SMTP user 'app'"):
+        Tenants.parse(json.dumps({"tenants": tenants}), "tenants.json")
+
+
+def test_the_repr_of_an_smtp_login_shows_no_hash() -> None:
+    tenants = Tenants.parse(_with_smtp({"user": "app", "password": LINE}))
+    assert LINE not in repr(tenants.smtp)
+
+
+def test_smtp_credentials_with_smtp_auth_none_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, _with_smtp({"user": "app", "password": LINE}))
+    with pytest.raises(SystemExit) as info:
+        _cli.main(["--tenants", path, "--smtp-auth", "none"])
+    assert info.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--smtp-auth none offers no AUTH" in last
+
+
+def test_a_password_made_with_make_token_logs_in(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli.main(["--make-token"]) == 0
+    token_line, hash_text = capsys.readouterr().out.splitlines()
+    password, stored = token_line.split()[1], hash_text.split()[1]
+    tenants = Tenants.parse(_with_smtp({"user": "app", "password": stored}))
+    assert tenants.smtp_logins.tenant_of(b"app", password.encode()) == "team-a"

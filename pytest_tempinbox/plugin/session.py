@@ -69,8 +69,9 @@ class SessionServer:
             from ..client.http import TempInboxClient
 
             server = self.get()
-            # In the same process: the same API app, called on the server's loop, no HTTP.
-            if self.local is server:
+            # In the same process: the same API app, called on the server's loop, no HTTP;
+            # with tenants, over HTTP with the token (the in-process transport sends none).
+            if self.local is server and self.settings.tenants is None:
                 transport = self.local.local_transport()
                 self._client = TempInboxClient(server.api_url, transport=transport)
             else:

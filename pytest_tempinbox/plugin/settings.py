@@ -11,7 +11,7 @@ the flag, the ini key and its file, or the environment variable.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import pytest
 
@@ -40,6 +40,7 @@ from ..smtp_security import (
     tls_supported,
 )
 from .sources import URL_ENVIRONMENT_VARIABLE, Origin, given, given_switch
+from .tenants_option import TENANTS_HELP, read_tenants
 
 __all__ = [
     "KEEP_MAILERS_INI",
@@ -48,6 +49,9 @@ __all__ = [
     "add_options",
     "resolve_settings",
 ]
+
+if TYPE_CHECKING:
+    from ..tenants import Tenants
 
 _T = TypeVar("_T")
 
@@ -87,6 +91,7 @@ _OPTIONS = (
         "also $TEMPINBOX_TOKEN",
         None,
     ),
+    ("tenants", TENANTS_HELP, None),
     (
         "artifacts",
         "save the mail of each failing test to this folder, one subfolder per test: "
@@ -124,7 +129,8 @@ class Settings:
     :data:`~pytest_tempinbox.config.EVENT_LOOPS`, for a server started here;
     ``provider_keys`` (``--tempinbox-provider-key``) the one key each keyed
     provider accepts there. ``token`` (``--tempinbox-token``) is a tenant's,
-    for a remote server with tenants.
+    for a server with tenants: a remote one, or the one started here with
+    ``tenants`` (``--tempinbox-tenants``).
     ``origins`` says where the settings that can fail later came from (``url``,
     ``port``, ``smtp_port``, ``loop``), for the errors that name them.
     """
@@ -143,6 +149,7 @@ class Settings:
         "smtp_auth",
         "smtp_port",
         "store",
+        "tenants",
         "tls",
         "token",
         "ui",
@@ -171,9 +178,10 @@ class Settings:
         origins: dict[str, Origin] | None = None,
         provider_keys: dict[str, str] | None = None,
         token: str | None = None,
+        tenants: Tenants | None = None,
     ) -> None:
         self.port = port
-        self.token = token
+        self.token, self.tenants = token, tenants
         self.smtp_port = smtp_port
         self.host = host
         self.domain = domain
@@ -208,6 +216,7 @@ class Settings:
             dkim_keys=self.dkim_keys,
             event_loop=self.event_loop,
             provider_keys=self.provider_keys,
+            tenants=self.tenants,
         ).replace(**self.limits)
 
 
@@ -280,6 +289,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         origins=origins,
         provider_keys=_provider_keys(config),
         token=given(config, "token")[0],
+        tenants=read_tenants(config, given(config, "token")[0], remote=bool(url)),
     )
 
 

@@ -49,6 +49,7 @@ from ..limits import (
     MAX_FILTER_LENGTH,
     MAX_TTL,
 )
+from .api.tickets import TICKET_SECONDS
 from .providers import ENDPOINTS, PREFIX, ROOTED
 from .store.refusals import MAX_REFUSALS, MAX_SIMILAR_TO, REFUSAL_MAX_AGE, SIMILAR
 
@@ -70,6 +71,7 @@ _VALUES: dict[str, object] = {
     "MAX_SIMILAR_TO": MAX_SIMILAR_TO,
     "REFUSAL_MAX_AGE_MINUTES": REFUSAL_MAX_AGE / 60,
     "SIMILAR": SIMILAR,
+    "TICKET_SECONDS": TICKET_SECONDS,
     # A client never receives internal_error's code as a promise: it is left out.
     "PROBLEM_CODES": ", ".join(code for code in PROBLEMS if code != INTERNAL_ERROR),
 }

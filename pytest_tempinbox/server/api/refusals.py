@@ -22,7 +22,9 @@ def refused(request: Request, parse_limit: int | None = None) -> Reply:
 
     ``since`` (RFC 3339) keeps those refused at or after it; ``similar_to`` an
     address keeps those like it, the most similar first; ``limit`` (1-1000,
-    default 100) is how many at most. Answered at once, in any thread.
+    default 100) is how many at most. Answered at once, in any thread. On a
+    server with tenants, only the refusals of SMTP sessions that logged in
+    with the caller's tenant's credentials (``docs/tenants.md``).
     """
     query = request.query
     since, similar_to, limit = query.get("since"), query.get("similar_to"), query.get("limit")
@@ -36,7 +38,9 @@ def refused(request: Request, parse_limit: int | None = None) -> Reply:
     if similar_to is not None and len(similar_to) > MAX_SIMILAR_TO:
         raise InvalidRequest(f"similar_to may hold at most {MAX_SIMILAR_TO} characters")
     most = _limit_parameter(limit)
-    found = store.refusals.find(since=moment, similar_to=similar_to or None, limit=most)
+    found = store.refusals.find(
+        since=moment, similar_to=similar_to or None, limit=most, tenant=request.tenant
+    )
     return Reply(200, encode_json([refusal.to_json() for refusal in found]))
 
 

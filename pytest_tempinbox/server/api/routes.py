@@ -194,6 +194,8 @@ ROUTES: tuple[Route, ...] = (
     ),
     # The caller's inboxes, on a server with tenants (docs/tenants.md).
     Route("inboxes", "/inboxes", {"GET": _later(".tenancy", "inboxes")}),
+    # A ticket for the viewer's message frames, which cannot send a token (docs/tenants.md).
+    Route("ticket", "/ticket/{email}", {"GET": _later(".tickets", "ticket")}),
     Route("delete", "/delete/{email}", {"DELETE": _always(inboxes.delete)}, inboxes.delete),
     # One route for the three methods, so that a 405's Allow header names them all.
     Route(

@@ -12,6 +12,7 @@ caller's live inboxes. No web framework is imported here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from ...errors import InboxNotFound
@@ -20,6 +21,7 @@ from ...tenants import Tenants
 from ..store.addresses import not_found
 from .endpoints import Reply, encode_json, problem_reply
 from .request import Request
+from .tickets import TICKET_ROUTES, ticket_tenant
 
 __all__ = ["OPEN_ROUTES", "UNAUTHORIZED", "guarded", "inboxes"]
 
@@ -37,15 +39,22 @@ _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pytest-tempinbox"'}
 
 
 def guarded(name: str, endpoints: Mapping[str, Endpoint], tenants: Tenants) -> dict[str, Endpoint]:
-    """The endpoints of route ``name``, each asking for a token of one of ``tenants`` first."""
+    """The endpoints of route ``name``, each asking for a token of one of ``tenants`` first.
+
+    A route of :data:`~.tickets.TICKET_ROUTES` takes a ticket (``?ticket=``) instead.
+    """
     if name in OPEN_ROUTES:
         return dict(endpoints)
-    return {method: _guard(endpoint, tenants) for method, endpoint in endpoints.items()}
+    ticketed = name in TICKET_ROUTES
+    return {method: _guard(endpoint, tenants, ticketed) for method, endpoint in endpoints.items()}
 
 
-def _guard(endpoint: Endpoint, tenants: Tenants) -> Endpoint:
+def _guard(endpoint: Endpoint, tenants: Tenants, ticketed: bool = False) -> Endpoint:
     async def answer(request: Request) -> Reply:
         tenant = _caller(request.headers.get("authorization"), tenants)
+        if tenant is None and ticketed:
+            address = request.args["email"]
+            tenant = ticket_tenant(tenants, request.query.get("ticket"), address, time.time())
         if tenant is None:
             return problem_reply(
                 401,

@@ -16,7 +16,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ...errors import StoreUnavailable
+from ...errors import InboxNotFound, StoreUnavailable
 from ...limits import DEFAULT_MAX_RECIPIENTS
 from ...models import Fault, Stage
 from ..counters import (
@@ -36,13 +36,24 @@ if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.
     from aiosmtpd.smtp import SMTP, Envelope, Session
 
-__all__ = ["InboxHandler"]
+__all__ = ["InboxHandler", "TenantLogin", "session_tenant"]
 
 # The SMTP side logs under one name, the one its users' logging settings know.
 log = logging.getLogger("pytest_tempinbox.server.smtp")
 
 MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 _NOT_LIVE = "not a live generated address"
+# A tenant's login: one reply for an inbox of another tenant and for none at all.
+_NOT_TENANTS = "550 5.7.1 Recipient address rejected: not a live inbox of the authenticated tenant"
+
+
+class TenantLogin:
+    """What AUTH leaves in a session that logged in with a tenant's SMTP credentials."""
+
+    __slots__ = ("tenant",)
+
+    def __init__(self, tenant: str) -> None:
+        self.tenant = tenant
 
 
 class InboxHandler:
@@ -65,8 +76,10 @@ class InboxHandler:
         max_recipients: int = DEFAULT_MAX_RECIPIENTS,
         advertise_auth: bool = True,
         counters: ServerCounters | None = None,
+        tenant_logins: bool = False,
     ) -> None:
         self.store = store
+        self.tenant_logins = tenant_logins
         self.max_recipients = max_recipients
         self.advertise_auth = advertise_auth
         self.counters = ServerCounters() if counters is None else counters
@@ -117,7 +130,10 @@ class InboxHandler:
     ) -> str:
         """Accept a live inbox's address (any case), or a sub-address of it; refuse others with 550.
 
-        ``name+detail@domain`` is the inbox ``name@domain``'s (RFC 5233).
+        ``name+detail@domain`` is the inbox ``name@domain``'s (RFC 5233). A
+        session logged in with a tenant's SMTP credentials reaches that
+        tenant's inboxes only: any other address, live or not, gets one
+        ``550 5.7.1`` reply.
         """
         refused = self.counters.refused
         refusal = _path_refusal(address, envelope)
@@ -127,9 +143,12 @@ class InboxHandler:
         if len(envelope.rcpt_tos) >= self.max_recipients:
             refused[TOO_MANY_RECIPIENTS] += 1
             return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
+        tenant = session_tenant(session) if self.tenant_logins else None
         try:
-            if not await self.store.accepts(address):
-                return self._refuse(session, address)
+            if not await self.store.accepts(address) or (
+                tenant is not None and not self._reaches(tenant, address)
+            ):
+                return self._refuse(session, address, tenant)
             fault = await self._take_fault(envelope, address, "rcpt")
             if fault is not None:
                 reply = await _strike(server, fault)
@@ -137,7 +156,7 @@ class InboxHandler:
                     refused[INJECTED_FAULT] += 1
                     return reply
                 if not await self.store.accepts(address):  # deleted during the delay
-                    return self._refuse(session, address)
+                    return self._refuse(session, address, tenant)
         except StoreUnavailable as exc:
             refused[STORE_UNAVAILABLE] += 1
             return self._store_down(exc)
@@ -184,13 +203,27 @@ class InboxHandler:
         reason = " ".join(str(error).split())[:200] or "the store does not answer"
         return f"451 4.3.0 {reason}, try again later"
 
-    def _refuse(self, session: Session, address: str) -> str:
-        """Refuse ``address`` with 550, and remember it for the failures of waits."""
+    def _reaches(self, tenant: str, address: str) -> bool:
+        """Whether a session logged in as ``tenant`` may mail ``address``, a live inbox's."""
+        try:
+            return self.store.owner(recipient_inbox(address)[0]) == tenant
+        except InboxNotFound:  # gone since accepts() looked
+            return False
+
+    def _refuse(self, session: Session, address: str, tenant: str | None = None) -> str:
+        """Refuse ``address`` with 550, and remember it for the failures of waits.
+
+        ``tenant`` is the tenant the session logged in as: the refusal is that
+        tenant's to read (``GET /api/refused``), and worded alike for every address.
+        """
         peer = session.peer
         client_ip = peer[0] if isinstance(peer, tuple) and peer else None
         helo = session.host_name if isinstance(session.host_name, str) else None
-        self.store.refusals.record(address, _NOT_LIVE, client_ip, helo)
+        reason = _NOT_LIVE if tenant is None else _NOT_TENANTS.partition(": ")[2]
+        self.store.refusals.record(address, reason, client_ip, helo, tenant=tenant)
         self.counters.refused[UNKNOWN_RECIPIENT] += 1
+        if tenant is not None:
+            return _NOT_TENANTS
         # The address is not echoed: it may hold bytes that cannot be encoded.
         return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
 
@@ -222,6 +255,12 @@ class InboxHandler:
         else:
             log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
+
+
+def session_tenant(session: Session) -> str | None:
+    """The tenant a session logged in as with its SMTP credentials; None for any other session."""
+    login = getattr(session, "auth_data", None)  # the fast lane's sessions have none
+    return login.tenant if isinstance(login, TenantLogin) else None
 
 
 async def _strike(server: SMTP, fault: Fault) -> str | None:

@@ -31,11 +31,12 @@ from ..counters import AUTH_REQUIRED
 from ._aiosmtpd import SMTPProtocol
 from .client_limits import TOO_MANY_COMMANDS, TOO_MANY_CONNECTIONS, ClientCounts, client_address
 from .fast_lane import PLAIN_PATH, Session
-from .handler import InboxHandler
+from .handler import InboxHandler, TenantLogin
 
 if TYPE_CHECKING:
     import ssl
 
+    from ...smtp_logins import SMTPLogins
     from ..sockets import Refusals
 
 __all__ = ["Service", "TrackedSMTP", "Transaction", "protocol_factory"]
@@ -52,6 +53,7 @@ class Service(Protocol):
     message_size_limit: int
     timeout: float
     auth: SMTPAuth
+    logins: SMTPLogins | None
     tls: str
     tls_context: ssl.SSLContext | None
     refusals: Refusals | None
@@ -95,6 +97,36 @@ class _Credentials:
         password_ok = hmac.compare_digest(auth_data.password, self._password)
         # handled=False: aiosmtpd then answers a failure with 535 5.7.8.
         return AuthResult(success=user_ok and password_ok, handled=False, auth_data=auth_data)
+
+
+class _TenantCredentials:
+    """An aiosmtpd authenticator accepting the tenants' SMTP logins (and the server's, if any).
+
+    A tenant's login leaves a :class:`~.handler.TenantLogin` in the session;
+    the server's own (``--smtp-auth USER:PASSWORD``) its credentials, as before.
+    """
+
+    def __init__(self, logins: SMTPLogins, server_login: _Credentials | None) -> None:
+        self._logins = logins
+        self._server_login = server_login
+
+    def __call__(
+        self,
+        server: SMTP,
+        session: AiosmtpdSession,
+        envelope: Envelope,
+        mechanism: str,
+        auth_data: Any,
+    ) -> AuthResult:
+        if not isinstance(auth_data, LoginPassword):
+            return AuthResult(success=False, handled=False)
+        tenant = self._logins.tenant_of(auth_data.login, auth_data.password)
+        if tenant is not None:
+            return AuthResult(success=True, auth_data=TenantLogin(tenant))
+        if self._server_login is not None:
+            return self._server_login(server, session, envelope, mechanism, auth_data)
+        # handled=False: aiosmtpd then answers a failure with 535 5.7.8.
+        return AuthResult(success=False, handled=False)
 
 
 # The command line limit as aiosmtpd measures it: without the line's CRLF.
@@ -309,6 +341,9 @@ def _options(service: Service) -> dict[str, Any]:
     }
     if service.auth.mode == "password":
         options["authenticator"] = _Credentials(service.auth)
+    if service.logins is not None:
+        server_login = options["authenticator"] if service.auth.mode == "password" else None
+        options["authenticator"] = _TenantCredentials(service.logins, server_login)
     if service.tls in ("starttls", "required"):
         options["tls_context"] = service.tls_context
         options["require_starttls"] = service.tls == "required"

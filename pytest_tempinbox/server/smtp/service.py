@@ -28,6 +28,7 @@ from .fast_lane import FastLane, LaneSettings, Session
 from .handler import InboxHandler
 
 if TYPE_CHECKING:
+    from ...smtp_logins import SMTPLogins
     from ._aiosmtpd import SMTPProtocol
     from .client_limits import ClientCounts
 
@@ -48,7 +49,10 @@ class SMTPService:
     ``tls`` is a mode of :data:`~pytest_tempinbox.smtp_security.TLS_MODES`; every mode but
     ``off`` needs ``tls_context``, a server-side context with the certificate. With
     ``required``, STARTTLS must come before anything but EHLO, NOOP and QUIT, and
-    AUTH is offered only after it. ``auth`` says which credentials AUTH accepts.
+    AUTH is offered only after it. ``auth`` says which credentials AUTH accepts;
+    when a tenant has SMTP credentials (``logins``), AUTH accepts those (and
+    with ``USER:PASSWORD`` that one too) and no others, and a session that
+    logged in with a tenant's reaches that tenant's inboxes only.
 
     What it serves is counted in ``counters`` (its own when none is given),
     which also learns how to count the open sessions. With ``refusals``, a
@@ -70,12 +74,18 @@ class SMTPService:
         if (tls != "off") != (tls_context is not None):
             raise ValueError(f"TLS mode {tls!r} and the context given do not go together")
         self.auth = config.smtp_auth
+        tenants = config.tenants
+        self.logins: SMTPLogins | None = tenants.smtp_logins if tenants is not None else None
+        """The tenants' SMTP credentials, when some tenant has them (``docs/tenants.md``)."""
+        if not self.logins:
+            self.logins = None
         self.counters = ServerCounters() if counters is None else counters
         self.handler = InboxHandler(
             store,
             max_recipients=config.max_recipients,
             advertise_auth=self.auth.mode != "none",
             counters=self.counters,
+            tenant_logins=self.logins is not None,
         )
         self.hostname = config.hostname or store.domains[0]
         self.message_size_limit = config.message_size_limit

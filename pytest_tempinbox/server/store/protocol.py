@@ -62,8 +62,18 @@ class StoredInbox(Protocol):
 class Refusals(Protocol):
     """The recipients refused at ``RCPT TO`` lately (:class:`~.refusals.RefusalLog`)."""
 
-    def record(self, address: str, reply: str, client_ip: str | None, helo: str | None) -> None:
-        """Remember that ``address`` was refused with SMTP reply ``reply``; from any thread."""
+    def record(
+        self,
+        address: str,
+        reply: str,
+        client_ip: str | None,
+        helo: str | None,
+        tenant: str | None = None,
+    ) -> None:
+        """Remember that ``address`` was refused with SMTP reply ``reply``; from any thread.
+
+        ``tenant``: the tenant whose SMTP credentials the session logged in with.
+        """
         ...
 
     def find(
@@ -72,11 +82,13 @@ class Refusals(Protocol):
         since: datetime | None = None,
         similar_to: str | None = None,
         limit: int = ...,
+        tenant: str | None = None,
     ) -> list[Refusal]:
         """The refusals remembered, at or after ``since``, newest first, at most ``limit``.
 
         With ``similar_to``, only those whose address is like it, the most
-        similar first, each with its ``similarity``.
+        similar first, each with its ``similarity``; with ``tenant``, only
+        those of sessions logged in as that tenant.
         """
         ...
 

@@ -62,13 +62,17 @@ class RefusalFinder:
         since: datetime | None = None,
         similar_to: str | None = None,
         limit: int = MAX_REFUSALS,
+        tenant: str | None = None,
     ) -> list[Refusal]:
         """The refusals remembered, at or after ``since``, newest first.
 
         With ``similar_to``, only those whose address is at least :data:`SIMILAR`
-        like it, the most similar first, each with its ``similarity``.
+        like it, the most similar first, each with its ``similarity``. With
+        ``tenant``, only those of sessions logged in as that tenant.
         """
         found = self._newest_first(since)
+        if tenant is not None:
+            found = [r for r in found if r.tenant == tenant]
         if similar_to is not None:
             scored = [r.scored(round(similarity(similar_to, r.address), 3)) for r in found]
             found = [r for r in scored if r.similarity is not None and r.similarity >= SIMILAR]
@@ -101,14 +105,25 @@ class RefusalLog(RefusalFinder):
         with self._lock:
             return len(self._current())
 
-    def record(self, address: str, reply: str, client_ip: str | None, helo: str | None) -> None:
-        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code)."""
+    def record(
+        self,
+        address: str,
+        reply: str,
+        client_ip: str | None,
+        helo: str | None,
+        tenant: str | None = None,
+    ) -> None:
+        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code).
+
+        ``tenant``: the tenant the session logged in as, if any.
+        """
         refusal = Refusal(
             at=self._clock(),
             address=address[:MAX_FIELD],
             reply=reply,
             client_ip=client_ip,
             helo=None if helo is None else helo[:MAX_FIELD],
+            tenant=tenant,
         )
         with self._lock:
             self._refusals.append(refusal)

@@ -8,7 +8,10 @@ build step, no framework. The page reads the inbox through the public API and
 follows it through the event stream, ``GET /api/events/{email}``.
 
 Security model: an inbox's address is the key to it, and nothing here lists
-inboxes. Every answer carries a Content-Security-Policy. The page's allows only
+inboxes; on a server with tenants, the page asks for a token, lists the
+tenant's inboxes through the API, and the HTML view below takes a short-lived
+ticket of one inbox instead of the token (:mod:`..api.tickets`, docs/tenants.md).
+Every answer carries a Content-Security-Policy. The page's allows only
 its own script, style, requests and frames. A message's HTML is served by
 :func:`html_document` into a sandboxed frame (no scripts, an opaque origin)
 under a policy that lets no script run and loads no remote image unless asked.

@@ -4,6 +4,13 @@
 // attributes of elements made here), never as markup. A message's HTML is shown
 // only in the sandboxed frame, whose document the server serves under its own
 // Content-Security-Policy. No framework, no build step.
+//
+// On a server with tenants, every call to the API needs a token: the page asks for
+// it once (a 401 shows the form), keeps it in sessionStorage (this tab only) and
+// sends it as an Authorization header, never in a URL. EventSource cannot send a
+// header, so the event stream is then read with fetch; the raw source and the
+// attachments are fetched with the token too, and the HTML frame's URL carries a
+// short-lived ticket of the inbox instead (GET /api/ticket/...).
 "use strict";
 
 (() => {
@@ -23,6 +30,9 @@
   let checked = null; // the id of the message the Checks tab is about
   let htmlChecked = null; // the id of the message whose HTML check is shown or under way
   let gone = false;
+  const TOKEN_KEY = "tempinbox-token";
+  let token = window.sessionStorage.getItem(TOKEN_KEY);
+  let askedForToken = false;
 
   const messageUrl = (id) => `api/messages/${inboxPath}/${encodeURIComponent(id)}`;
   const htmlUrl = (id, remoteImages) =>
@@ -38,8 +48,20 @@
     }
   }
 
+  // fetch with the tab's token, if any; a 401 brings the token form back.
+  async function apiFetch(url, options = {}) {
+    const headers = { ...(options.headers || {}) };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(url, { cache: "no-store", ...options, headers });
+    if (response.status === 401) {
+      askForToken(token ? "That token was refused: type it again, or another one." : null);
+      throw new HttpError(401, "this server asks for a token", "unauthorized");
+    }
+    return response;
+  }
+
   async function getJson(url) {
-    const response = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
+    const response = await apiFetch(url, { headers: { Accept: "application/json" } });
     if (!response.ok) {
       let detail = `${response.status} ${response.statusText}`;
       let code = null;
@@ -147,12 +169,61 @@
     $("empty").hidden = count > 0;
   }
 
+  // --- the token, on a server with tenants ------------------------------------------
+
+  function askForToken(note) {
+    if (askedForToken) return;
+    askedForToken = true;
+    token = null;
+    window.sessionStorage.removeItem(TOKEN_KEY);
+    if (source) source.close();
+    $("list-pane").hidden = true;
+    $("message").hidden = true;
+    $("inboxes-pane").hidden = true;
+    $("token-form").hidden = false;
+    const asking = "This server asks for an API token: type yours to see your inboxes.";
+    setStatus(note || asking, note ? "warning" : "");
+    $("token").focus();
+  }
+
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const given = $("token").value.trim();
+    if (!given) return;
+    window.sessionStorage.setItem(TOKEN_KEY, given);
+    window.location.reload(); // the same URL: the token stays out of it
+  });
+
+  // Without an address: the tenant's inboxes, on a server with tenants (404 without).
+  async function listInboxes() {
+    let listed;
+    try {
+      listed = (await getJson("api/inboxes")).inboxes;
+    } catch (error) {
+      if (error.status !== 401) $("inbox").focus(); // 404: an open server lists nothing
+      return;
+    }
+    const list = $("inboxes");
+    for (const inbox of listed) {
+      const link = element("a", inbox.email);
+      link.href = `?inbox=${encodeURIComponent(inbox.email)}`;
+      const item = element("li");
+      item.append(link, element("span", ` ${plural(inbox.messages, "message")}`, "meta"));
+      list.append(item);
+    }
+    $("inbox-count").textContent = `(${listed.length})`;
+    $("no-inboxes").hidden = listed.length > 0;
+    $("inboxes-pane").hidden = false;
+    setStatus("Pick one of your inboxes, or type an address.");
+  }
+
   // --- following the inbox ----------------------------------------------------------
 
   async function start() {
     $("inbox").value = address;
     if (!address) {
       $("inbox").focus();
+      listInboxes();
       return;
     }
     document.title = `${address} - tempinbox`;
@@ -185,25 +256,97 @@
     }
   }
 
-  function follow(after) {
-    const query = after ? `?after=${encodeURIComponent(after)}` : "";
-    source = new EventSource(`api/events/${inboxPath}${query}`);
-    source.addEventListener("open", () => {
-      setStatus(`Watching ${address}: new mail appears here as it arrives.`, "live");
-    });
-    source.addEventListener("message", (event) => {
-      const summary = JSON.parse(event.data);
+  const watching = () => setStatus(`Watching ${address}: new mail appears here as it arrives.`, "live");
+  const streamed = {
+    message(data) {
+      const summary = JSON.parse(data);
       // A reconnected stream may repeat what was already seen.
       if (!messages.has(summary.id)) fetchNew(summary.id);
-    });
-    source.addEventListener("deleted", () => {
+    },
+    deleted() {
       showGone(`The inbox ${address} is gone: it was deleted or it expired.`);
-    });
+    },
+  };
+
+  function follow(after) {
+    if (token) {
+      followWithToken(after);
+      return;
+    }
+    const query = after ? `?after=${encodeURIComponent(after)}` : "";
+    source = new EventSource(`api/events/${inboxPath}${query}`);
+    source.addEventListener("open", watching);
+    source.addEventListener("message", (event) => streamed.message(event.data));
+    source.addEventListener("deleted", () => streamed.deleted());
     source.addEventListener("error", () => {
       if (gone) return;
       if (source.readyState === EventSource.CLOSED) checkInbox();
       else setStatus("Lost the connection to the server; reconnecting…", "warning");
     });
+  }
+
+  // The event stream read with fetch, to send the token in a header: what EventSource
+  // does (events by name, Last-Event-ID on reconnecting), for this stream's events.
+  function followWithToken(after) {
+    let lastId = after;
+    let controller = null;
+    source = { close: () => controller && controller.abort() };
+    const retry = () => {
+      if (gone || askedForToken) return;
+      setStatus("Lost the connection to the server; reconnecting…", "warning");
+      window.setTimeout(connect, 1000);
+    };
+    const dispatch = (block) => {
+      let name = "message";
+      const data = [];
+      for (const line of block.split(/\r?\n/)) {
+        if (!line || line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") name = value;
+        else if (field === "data") data.push(value);
+        else if (field === "id") lastId = value;
+      }
+      if (data.length && Object.hasOwn(streamed, name)) streamed[name](data.join("\n"));
+    };
+    async function connect() {
+      if (gone || askedForToken) return;
+      controller = new AbortController();
+      const headers = { Accept: "text/event-stream" };
+      if (lastId) headers["Last-Event-ID"] = lastId;
+      let response;
+      try {
+        response = await apiFetch(`api/events/${inboxPath}`, { headers, signal: controller.signal });
+      } catch (error) {
+        if (error.status !== 401 && error.name !== "AbortError") retry();
+        return;
+      }
+      if (!response.ok) {
+        checkInbox();
+        return;
+      }
+      watching();
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+            dispatch(block);
+          }
+        }
+      } catch (error) {
+        if (error.name === "AbortError") return;
+      }
+      retry();
+    }
+    connect();
   }
 
   async function fetchNew(id) {
@@ -268,7 +411,7 @@
     $("subject").textContent = message.subject || "(no subject)";
     showSummary(message);
 
-    $("html-frame").src = message.html === null ? "about:blank" : htmlUrl(message.id, false);
+    showHtml(message);
     $("remote-images").disabled = false;
     $("images-state").textContent = "Remote images are blocked.";
     $("text").textContent = message.text || "";
@@ -289,6 +432,57 @@
     selectTab(available.includes(chosenTab) ? chosenTab : available[0], false);
     if (focused) tab(selectedTab()).focus();
   }
+
+  // A frame loads its document by URL and cannot send the token: with one, its URL
+  // carries a short-lived ticket for this inbox (GET /api/ticket/...), never the token.
+  let ticket = null; // { text, until }
+  async function frameUrl(id, remoteImages) {
+    const url = htmlUrl(id, remoteImages);
+    if (!token) return url;
+    if (!ticket || ticket.until < Date.now()) {
+      const made = await getJson(`api/ticket/${inboxPath}`);
+      // Renewed 15 seconds before it expires, whatever the two clocks say.
+      ticket = { text: made.ticket, until: Date.now() + 45000 };
+    }
+    return `${url}${url.includes("?") ? "&" : "?"}ticket=${encodeURIComponent(ticket.text)}`;
+  }
+
+  async function showHtml(message, remoteImages = false) {
+    const frame = $("html-frame");
+    if (message.html === null) {
+      frame.src = "about:blank";
+      return;
+    }
+    try {
+      const url = await frameUrl(message.id, remoteImages);
+      if (current === message.id) frame.src = url;
+    } catch {
+      // the inbox went (its own event says so), or the token was refused (the form is back)
+    }
+  }
+
+  // A link to a part of the message (raw source, attachment): with a token, fetched
+  // with it and saved from memory, since a link cannot send a header.
+  function downloadLink(link) {
+    link.addEventListener("click", async (event) => {
+      if (!token) return;
+      event.preventDefault();
+      try {
+        const response = await apiFetch(link.href);
+        if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+        const disposition = response.headers.get("content-disposition") || "";
+        const named = /filename="?([^";]+)"?/i.exec(disposition);
+        const save = element("a");
+        save.href = URL.createObjectURL(await response.blob());
+        save.download = link.download || (named ? named[1] : "download");
+        save.click();
+        window.setTimeout(() => URL.revokeObjectURL(save.href), 10000);
+      } catch (error) {
+        if (error.status !== 401) setStatus(`Could not download: ${error.message}`, "warning");
+      }
+    });
+  }
+  downloadLink($("raw-download"));
 
   function showSummary(message) {
     const mailFrom = message.envelope ? message.envelope.mail_from : null;
@@ -325,6 +519,7 @@
       const link = element("a", attachment.filename || `attachment-${attachment.index}`);
       link.href = `${messageUrl(message.id)}/attachments/${attachment.index}`;
       link.download = ""; // the server's Content-Disposition names the file
+      downloadLink(link);
       const name = element("td");
       name.append(link);
       if (attachment.inline) name.append(element("span", " inline", "meta"));
@@ -381,7 +576,7 @@
     rawShown = id;
     $("raw").textContent = "Loading…";
     try {
-      const response = await fetch(`${messageUrl(id)}/raw`, { cache: "no-store" });
+      const response = await apiFetch(`${messageUrl(id)}/raw`);
       if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
       const text = await response.text();
       if (current === id) $("raw").textContent = text;
@@ -722,7 +917,7 @@
   $("check-spam").addEventListener("click", checkSpam);
   $("remote-images").addEventListener("click", () => {
     if (current === null) return;
-    $("html-frame").src = htmlUrl(current, true);
+    showHtml(messages.get(current) || { id: current, html: "" }, true);
     $("remote-images").disabled = true;
     $("images-state").textContent = "Remote images are allowed for this message.";
   });

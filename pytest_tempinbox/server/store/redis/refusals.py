@@ -53,17 +53,26 @@ class RedisRefusals(RefusalFinder):
         self.max_age = max_age
         self._redis = client
 
-    def record(self, address: str, reply: str, client_ip: str | None, helo: str | None) -> None:
-        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code)."""
-        entry = json.dumps(
-            [
-                datetime.now(timezone.utc).isoformat(),
-                address[:MAX_FIELD],
-                reply,
-                client_ip,
-                None if helo is None else helo[:MAX_FIELD],
-            ]
-        )
+    def record(
+        self,
+        address: str,
+        reply: str,
+        client_ip: str | None,
+        helo: str | None,
+        tenant: str | None = None,
+    ) -> None:
+        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code).
+
+        ``tenant``: the tenant the session logged in as, if any (kept only then).
+        """
+        fields = [
+            datetime.now(timezone.utc).isoformat(),
+            address[:MAX_FIELD],
+            reply,
+            client_ip,
+            None if helo is None else helo[:MAX_FIELD],
+        ]
+        entry = json.dumps(fields if tenant is None else [*fields, tenant])
         pipe = self._redis.pipeline(transaction=True)
         pipe.lpush(REFUSALS, entry)
         pipe.ltrim(REFUSALS, 0, MAX_REFUSALS - 1)
@@ -75,8 +84,10 @@ class RedisRefusals(RefusalFinder):
         oldest = datetime.now(timezone.utc).timestamp() - self.max_age
         found = []
         for entry in entries:
-            at, address, reply, client_ip, helo = json.loads(entry)
-            refusal = Refusal(datetime.fromisoformat(at), address, reply, client_ip, helo)
+            at, address, reply, client_ip, helo, *tenant = json.loads(entry)
+            refusal = Refusal(
+                datetime.fromisoformat(at), address, reply, client_ip, helo, None, *tenant
+            )
             if refusal.at.timestamp() >= oldest and (since is None or refusal.at >= since):
                 found.append(refusal)
         return found
