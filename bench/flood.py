@@ -1,7 +1,7 @@
 """Another tenant under a flood: a long-poll's wake, quiet and while one tenant floods the API.
 
 One ``python -m pytest_tempinbox --tenants`` process with two tenants and
-its default rate limits (50 requests a second per token; tenant B, which
+its default rate limits (500 requests a second per token; tenant B, which
 generates an inbox for each wake, has 1,000 of its own). Tenant B waits on a fresh inbox of its own
 (``GET /api/messages/{email}?wait=10``, requests, keep-alive) and the main
 thread sends it one message over smtplib; the wake is the time from
@@ -45,7 +45,7 @@ def _tenants_file(directory: str) -> str:
     path = Path(directory) / "tenants.json"
     tenants = [
         {"name": "flooder", "tokens": [hash_line(TOKEN_A)]},
-        # Its own pace (a generate and a wait every 25 ms or so) is above the default rate.
+        # A rate of its own, far above its pace (a generate and a wait every 25 ms or so).
         {
             "name": "waiter",
             "tokens": [hash_line(TOKEN_B)],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from typing import TYPE_CHECKING
 
 from .._net import is_loopback_url
@@ -19,11 +20,15 @@ from ..transport import Answer, Body, Params, Transport
 if TYPE_CHECKING:
     import requests
 
-__all__ = ["HTTPTransport", "InThread"]
+__all__ = ["RATE_LIMIT_LONGEST_PAUSE", "RATE_LIMIT_RETRIES", "HTTPTransport", "InThread"]
 
 # A long-poll in a worker thread, which cancelling cannot end, is sent in slices
 # this long, so that a cancelled wait lets go of its thread within this time.
 _SLICE = 1.0
+# A request a server's rate limit refused (429 rate_limited) is sent again after its
+# Retry-After, this many times at most, when the server asks for this many seconds at most.
+RATE_LIMIT_RETRIES = 3
+RATE_LIMIT_LONGEST_PAUSE = 5.0
 
 
 class HTTPTransport:
@@ -59,7 +64,25 @@ class HTTPTransport:
     def request(
         self, method: str, path: str, *, params: Params = None, body: Body = None, timeout: float
     ) -> Answer:
-        """Send the request; raise :class:`ServerUnavailable` when there is no answer."""
+        """Send the request; raise :class:`ServerUnavailable` when there is no answer.
+
+        A ``429 rate_limited`` answer (a server's rate limit, docs/tenants.md) is
+        waited out and the request sent again, as its ``Retry-After`` asks, up to
+        :data:`RATE_LIMIT_RETRIES` times and :data:`RATE_LIMIT_LONGEST_PAUSE`
+        seconds a pause; past those, the ``429`` is the answer. A quota's ``429``
+        (``quota_exceeded``) is the answer at once: it frees in minutes or hours.
+        """
+        for _ in range(RATE_LIMIT_RETRIES):
+            answer, pause = self._send(method, path, params, body, timeout)
+            if pause is None:
+                return answer
+            time.sleep(pause)
+        return self._send(method, path, params, body, timeout)[0]
+
+    def _send(
+        self, method: str, path: str, params: Params, body: Body, timeout: float
+    ) -> tuple[Answer, float | None]:
+        """One request's answer, and how long to pause before sending it again (None: do not)."""
         url = self.api_url + path
         headers = {"Content-Type": "application/json"} if body is not None else None
         try:
@@ -75,7 +98,14 @@ class HTTPTransport:
         except self._requests.RequestException as exc:
             raise ServerUnavailable(f"{method} {url} failed: {exc}") from exc
         content_type = response.headers.get("content-type", "").split(";")[0].strip()
-        return Answer(response.status_code, content_type, response.content)
+        answer = Answer(response.status_code, content_type, response.content)
+        if response.status_code != 429 or b'"rate_limited"' not in response.content:
+            return answer, None
+        try:
+            pause = float(response.headers.get("retry-after", "1"))
+        except ValueError:  # an HTTP date: not what this server sends
+            return answer, None
+        return answer, (pause if 0 <= pause <= RATE_LIMIT_LONGEST_PAUSE else None)
 
     def close(self) -> None:
         """Close the pooled connections."""

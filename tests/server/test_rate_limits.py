@@ -137,3 +137,11 @@ def test_the_open_server_without_the_flags_has_no_rate_guard_in_its_app() -> Non
         app = server.app()
         assert isinstance(app, Starlette)
         assert RateGuard.__name__ not in [m.cls.__name__ for m in app.user_middleware]  # type: ignore[attr-defined]
+
+
+def test_the_client_waits_out_a_rate_limit_and_sends_again(limited: InboxServer) -> None:
+    from pytest_tempinbox import TempInboxClient
+
+    with TempInboxClient(limited.api_url, token=TOKEN_A) as client:
+        inboxes = [client.generate() for _ in range(14)]  # past the burst of 10 at 5 a second
+    assert len({inbox.address for inbox in inboxes}) == 14, "each generated once, none lost"
