@@ -37,6 +37,7 @@ from . import (
     redis_store,
     streams,
     suite,
+    tenancy,
     unused,
     waiters,
 )
@@ -125,6 +126,9 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     "waiters": lambda plan: waiters.measure(waiters=plan.waiters, wakes=plan.wakes),
     "streams": lambda plan: streams.measure(streams=plan.streams, rounds=plan.stream_rounds),
     "flood": lambda plan: flood.measure(rounds=plan.redis_rounds, wakes=plan.wakes // 4),
+    "tenants": lambda plan: tenancy.measure(
+        rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends // 6
+    ),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
     ),
