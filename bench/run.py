@@ -127,7 +127,7 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     "streams": lambda plan: streams.measure(streams=plan.streams, rounds=plan.stream_rounds),
     "flood": lambda plan: flood.measure(rounds=plan.redis_rounds, wakes=plan.wakes // 4),
     "tenants": lambda plan: tenancy.measure(
-        rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends // 6
+        rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
     ),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
