@@ -225,6 +225,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="print a new API token and the line a tenants file stores for it, then exit",
     )
+    from .quotas import add_quota_flags
+
+    add_quota_flags(parser, f"{DOCS_URL}/tenants.md#quotas")
     parser.add_argument(
         "--loop",
         dest="event_loop",
@@ -296,6 +299,8 @@ def _limit(setting: LimitSetting) -> Callable[[str], float | None]:
 
 def _config(options: argparse.Namespace) -> ServerConfig:
     """The server's configuration from the parsed command line."""
+    from .quotas import quotas_of
+
     limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
     return ServerConfig(
         host=options.host,
@@ -317,6 +322,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         api_tls_cert=options.api_tls_cert,
         api_tls_key=options.api_tls_key,
         tenants=options.tenants,
+        quotas=quotas_of(options),
         **limits,
     )
 

@@ -29,6 +29,7 @@ from .limits import (
     DEFAULT_MAX_STREAMS_PER_INBOX,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
+from .quotas import Quotas
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
 
 if TYPE_CHECKING:
@@ -172,6 +173,9 @@ class ServerConfig:
     ``api_tls_key`` those of the API's, served over HTTPS: each pair given whole.
     ``tenants``, a tenants file's path or its :class:`~pytest_tempinbox.tenants.Tenants`,
     makes the API ask every caller for a token (``docs/tenants.md``).
+    ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
+    values of the quotas (the ``--quota-*`` flags): with tenants, over the
+    defaults and under each tenant's own; without, they hold for everyone.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -199,6 +203,7 @@ class ServerConfig:
         "message_size_limit",
         "provider_keys",
         "public_smtp",
+        "quotas",
         "smtp_auth",
         "smtp_port",
         "smtp_timeout",
@@ -243,6 +248,7 @@ class ServerConfig:
         api_tls_cert: str | None = None,
         api_tls_key: str | None = None,
         tenants: str | Tenants | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -289,6 +295,7 @@ class ServerConfig:
         self.api_tls_cert: str | None = api_tls_cert
         self.api_tls_key: str | None = api_tls_key
         self.tenants: Tenants | None = _tenants(tenants) if isinstance(tenants, str) else tenants
+        self.quotas: Quotas = Quotas() if quotas is None else quotas
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

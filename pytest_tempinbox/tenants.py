@@ -17,14 +17,17 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .quotas import Quotas
 
 __all__ = ["HASH_PREFIX", "Tenants", "hash_line", "make_token"]
 
 HASH_PREFIX = "sha256:"
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_TENANT_KEYS = frozenset({"name", "tokens"})
+_TENANT_KEYS = frozenset({"name", "tokens", "quotas"})
 # Verified tokens kept at most: only tokens that matched enter, so guesses cannot fill it.
 _CACHED_TOKENS = 4096
 
@@ -48,10 +51,17 @@ class Tenants:
     every other mistake in the file). ``source`` names the file in messages.
     """
 
-    __slots__ = ("_verified", "by_hash", "names", "source")
+    __slots__ = ("_verified", "by_hash", "names", "quotas", "source")
 
-    def __init__(self, tenants: Mapping[str, Iterable[str]], source: str = "tenants") -> None:
+    def __init__(
+        self,
+        tenants: Mapping[str, Iterable[str]],
+        source: str = "tenants",
+        quotas: Mapping[str, Quotas] | None = None,
+    ) -> None:
         self.source = source
+        self.quotas: dict[str, Quotas] = dict(quotas or {})
+        """Each tenant's own quotas from the file (``"quotas"``), by name; docs/tenants.md."""
         self.names: tuple[str, ...] = tuple(tenants)
         self.by_hash: dict[str, str] = {}
         for name, hashes in tenants.items():
@@ -85,12 +95,17 @@ class Tenants:
         if not isinstance(entries, list) or not entries:
             raise ValueError(f"{source}: tenants must be a list of at least one tenant")
         tenants: dict[str, list[str]] = {}
+        quotas: dict[str, Quotas] = {}
         for number, entry in enumerate(entries, 1):
             name, hashes = _tenant(entry, f"{source}: tenant {number}")
             if name in tenants:
                 raise ValueError(f"{source}: two tenants are named {name!r}")
             tenants[name] = hashes
-        return cls(tenants, source)
+            if entry.get("quotas") is not None:
+                from .quotas import parse_quotas
+
+                quotas[name] = parse_quotas(entry["quotas"], f"{source}: tenant {number} ({name})")
+        return cls(tenants, source, quotas)
 
     def tenant_of(self, token: str) -> str | None:
         """The name of the tenant whose token ``token`` is; None for an unknown token.
@@ -110,8 +125,8 @@ class Tenants:
             self._verified[token] = name
         return name
 
-    def _key(self) -> tuple[tuple[str, str], ...]:
-        return tuple(sorted(self.by_hash.items()))
+    def _key(self) -> tuple[Any, ...]:
+        return (tuple(sorted(self.by_hash.items())), tuple(sorted(self.quotas.items())))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tenants):

@@ -49,6 +49,7 @@ from .store.factory import open_store
 from .store.protocol import InboxStore
 
 if TYPE_CHECKING:
+    from ..quotas import Quotas
     from ..tenants import Tenants
     from .certificates import CertificateFiles
     from .tls import CertificateAuthority
@@ -119,6 +120,9 @@ class InboxServer:
     tenants file's path or a :class:`~pytest_tempinbox.tenants.Tenants`, makes
     every API route but the probes ask for a tenant's token, and each inbox
     its generator's own (docs/tenants.md); a bad file raises :class:`ValueError`.
+    ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
+    quota values: each tenant's unless its file says otherwise, and without
+    tenants everyone's (docs/tenants.md, "Quotas").
 
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
@@ -165,6 +169,7 @@ class InboxServer:
         api_tls_cert: str | None = None,
         api_tls_key: str | None = None,
         tenants: str | Tenants | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -198,6 +203,7 @@ class InboxServer:
                 api_tls_cert=api_tls_cert,
                 api_tls_key=api_tls_key,
                 tenants=tenants,
+                quotas=quotas,
             )
         )
 

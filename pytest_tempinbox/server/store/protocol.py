@@ -157,8 +157,10 @@ class InboxStore(Protocol):
         checked in that order. ``address`` goes without ``prefix`` and
         ``domain`` (:class:`~pytest_tempinbox.errors.InvalidRequest`) and must
         pass :func:`~.addresses.chosen_address`; a live inbox there raises
-        :class:`~pytest_tempinbox.errors.AddressTaken`. Nothing is created
-        when it raises.
+        :class:`~pytest_tempinbox.errors.AddressTaken`. With quotas, an
+        ``owner`` over its ``inboxes`` or ``inboxes_per_hour`` raises
+        :class:`~pytest_tempinbox.errors.QuotaExceeded`, checked and counted
+        in one atomic step. Nothing is created (nor counted) when it raises.
         """
         ...
 
@@ -179,6 +181,15 @@ class InboxStore(Protocol):
 
     def owned(self, owner: str) -> list[tuple[StoredInbox, int]]:
         """The live inboxes that ``owner`` generated, each with its number of messages."""
+        ...
+
+    def charge_check(self, owner: str | None) -> None:
+        """Count one link or spam check for ``owner`` (None: no tenant) against its quota.
+
+        Raises :class:`~pytest_tempinbox.errors.QuotaExceeded` (counting
+        nothing) when ``checks_per_minute`` is used up; a store without
+        quotas returns at once.
+        """
         ...
 
     async def accepts(self, address: str) -> bool:

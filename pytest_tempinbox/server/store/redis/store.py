@@ -97,6 +97,7 @@ from ....limits import (
     MAX_TTL,
 )
 from ....models import Envelope, Fault, Stage
+from ....quotas import QuotaPolicy
 from ....side_values import ProviderRecord
 from ..addresses import (
     DEFAULT_DOMAIN,
@@ -115,6 +116,7 @@ from ..stored_message import NO_KEYS, StoredMessage
 from . import scripts, tenancy
 from .connection import RedisConnection, Script
 from .notices import Listener, LiveInboxes, Waiters
+from .quota_keys import check_arguments, over_quota, quota_arguments
 from .records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
 from .refusals import REDIS_DOWN, RedisRefusals, unavailable
 
@@ -142,8 +144,11 @@ class RedisStore:
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
+        quotas: QuotaPolicy | None = None,
     ) -> None:
         self.domains: tuple[str, ...] = served_domains(domains)
+        self.quotas = quotas
+        """Which quotas hold for whom (docs/tenants.md); counted in Redis, for every server."""
         self.dkim_keys = dkim_keys
         """The public keys the messages' DKIM signatures are verified with."""
         if not self.domains:
@@ -164,6 +169,7 @@ class RedisStore:
         self._delete = register(scripts.DELETE)
         self._sweep = register(scripts.SWEEP)
         self._stats = register(scripts.STATS)
+        self._charge = register(scripts.CHARGE)
         self._add_fault = register(scripts.ADD_FAULT)
         self._pending_faults = register(scripts.PENDING_FAULTS)
         self._clear_faults = register(scripts.CLEAR_FAULTS)
@@ -252,14 +258,27 @@ class RedisStore:
         ttl = ttl if ttl is not None else self.inbox_ttl
         created = datetime.now(timezone.utc).isoformat().encode()
         ttl_text = b"" if ttl is None else repr(float(ttl)).encode()
-        gen = unavailable(lambda: self._create(args=[address, created, ttl_text]))
+        args: list[bytes | str] = [address, created, ttl_text, owner or ""]
+        args += quota_arguments(self.quotas, owner)
+        reply: list[int] = unavailable(lambda: self._create(args=args))
+        gen = reply[0]
+        if gen < 0:
+            raise over_quota(self.quotas, owner, reply)
         if not gen:
             return None
-        if owner is not None:
-            unavailable(lambda: tenancy.own(self._redis, address, owner, ttl))
         if self._listener.listening:
             self._live.remember(address, ttl)
-        return RedisInbox(address, created, ttl_text, gen)
+        return RedisInbox(address, created, ttl_text, str(gen).encode())
+
+    def charge_check(self, owner: str | None) -> None:
+        """Count one link or spam check for ``owner`` in Redis; :class:`QuotaExceeded` when over."""
+        if self.quotas is None:
+            return
+        args = check_arguments(self.quotas, owner)
+        if args is not None:
+            left: int = unavailable(lambda: self._charge(args=args))
+            if left >= 0:
+                raise over_quota(self.quotas, owner, [-3, left])
 
     def owner(self, address: str) -> str | None:
         """The tenant that generated the live inbox at ``address``; raises as :meth:`get`."""
@@ -587,7 +606,6 @@ class RedisStore:
         purged: int = unavailable(lambda: self._delete(args=[folded]))
         if purged < 0:
             raise InboxNotFound(not_found(address))
-        unavailable(lambda: tenancy.forget(self._redis, folded))
         self._waiters.wake(folded)
         return purged
 
