@@ -171,6 +171,7 @@ class QuotaPolicy:
             self._by_owner: dict[str, Quotas] = {}
         else:
             self._default = server.over(DEFAULT_QUOTAS)
+            self._default.hour, self._default.minute = server.hour, server.minute
             self._by_owner = {name: own.over(self._default) for name, own in tenants.items()}
 
     def of(self, owner: str | None) -> Quotas:

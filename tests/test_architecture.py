@@ -27,6 +27,7 @@ CORE = {
     "values",
     "side_values",
     "smtp_security",
+    "quotas",
     "tenants",
     "transport",
     "_net",
