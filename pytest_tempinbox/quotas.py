@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .errors import QuotaExceeded
+
 if TYPE_CHECKING:
     import argparse
 
@@ -33,6 +35,7 @@ __all__ = [
     "parse_quota_value",
     "parse_quotas",
     "quotas_of",
+    "storage_exceeded",
 ]
 
 QUOTA_NAMES = ("inboxes", "inboxes_per_hour", "messages", "bytes", "checks_per_minute")
@@ -182,6 +185,25 @@ class QuotaPolicy:
     def counted_as(owner: str | None) -> str:
         """The name ``owner``'s counters are kept under: :data:`EVERYONE` for None."""
         return EVERYONE if owner is None else owner
+
+
+def storage_exceeded(
+    quotas: Quotas, messages: int, stored: int, size: int | None
+) -> QuotaExceeded | None:
+    """The quota a delivery would pass, of an owner holding ``messages`` and ``stored`` bytes.
+
+    ``size`` None asks about one more message (at ``RCPT``); a number, about
+    one more message of ``size`` bytes (at the end of ``DATA``). None: room.
+    """
+    limit = quotas.active("messages")
+    if limit is not None and messages >= limit:
+        return QuotaExceeded(f"holds its quota of {limit} messages", quota="messages", limit=limit)
+    limit = quotas.active("bytes")
+    if limit is not None and stored + (size or 0) > limit:
+        return QuotaExceeded(
+            f"holds {stored} of its quota of {limit} bytes", quota="bytes", limit=limit
+        )
+    return None
 
 
 _FLAG_HELP = {

@@ -121,7 +121,7 @@ def test_without_tenants_a_quota_flag_holds_for_everyone(store: str) -> None:
 
 def test_without_tenants_and_flags_there_is_no_quota(store: str) -> None:
     with InboxServer(store=store) as server:
-        assert server.store.quotas is None  # type: ignore[attr-defined]
+        assert server.store.quotas is None
         assert generate_at_once([server.api_url], None, 20).count(201) == 20
 
 

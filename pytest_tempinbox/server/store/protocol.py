@@ -32,6 +32,8 @@ from ...models import Fault, Refusal, Stage
 from .stored_message import Facets, StoredMessage
 
 if TYPE_CHECKING:
+    from ...errors import QuotaExceeded
+    from ...quotas import QuotaPolicy
     from ...side_values import ProviderRecord
 
 __all__ = ["Facets", "InboxStore", "Refusals", "Select", "StoredInbox", "StoredMessage"]
@@ -181,6 +183,22 @@ class InboxStore(Protocol):
 
     def owned(self, owner: str) -> list[tuple[StoredInbox, int]]:
         """The live inboxes that ``owner`` generated, each with its number of messages."""
+        ...
+
+    @property
+    def quotas(self) -> QuotaPolicy | None:
+        """Which quotas hold for whom; None (no quota) costs the SMTP side nothing."""
+        ...
+
+    async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
+        """The ``messages`` or ``bytes`` quota that mail to ``address`` would pass; None: room.
+
+        The quota is the one of the tenant that owns the inbox (any case, or a
+        sub-address); ``size`` None asks at ``RCPT`` (one more message), a
+        number at the end of ``DATA`` (one more of that many bytes). None too
+        when there is no live inbox there or no quota. Raises nothing but
+        :class:`~pytest_tempinbox.errors.StoreUnavailable`.
+        """
         ...
 
     def charge_check(self, owner: str | None) -> None:

@@ -38,6 +38,10 @@ class QuotaBook:
         if owner is not None:
             self._live.get(owner, set()).discard(address)
 
+    def owned(self, owner: str) -> set[str]:
+        """The addresses of ``owner``'s live inboxes (some may have expired since)."""
+        return self._live.get(owner, set())
+
     def charge_generate(
         self, quotas: Quotas, owner: str | None, live_everyone: Callable[[], int]
     ) -> None:

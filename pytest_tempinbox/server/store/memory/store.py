@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
+from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, QuotaExceeded
 from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from ....models import Envelope, Fault, Stage
-from ....quotas import QuotaPolicy
+from ....quotas import QuotaPolicy, storage_exceeded
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
@@ -458,6 +458,24 @@ class Store:
         with self._lock:
             inbox = self._live(recipient_inbox(address)[0])
             return None if inbox is None else inbox.faults.take(stage)
+
+    async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
+        """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room."""
+        if self.quotas is None:
+            return None
+        with self._lock:
+            inbox = self._live(recipient_inbox(address)[0])
+            if inbox is None:
+                return None
+            if inbox.owner is None:
+                messages, stored = len(self._arrivals), self.stored_bytes
+            else:
+                mine = [
+                    self._inboxes[a] for a in self._book.owned(inbox.owner) if a in self._inboxes
+                ]
+                messages = sum(len(each.messages) for each in mine)
+                stored = sum(len(m.raw) for each in mine for m in each.messages)
+            return storage_exceeded(self.quotas.of(inbox.owner), messages, stored, size)
 
     def charge_check(self, owner: str | None) -> None:
         """Count one link or spam check for ``owner``; :class:`QuotaExceeded` when over."""

@@ -26,6 +26,7 @@ __all__ = [
     "STATS",
     "SWEEP",
     "TAKE_FAULT",
+    "USAGE",
     "inbox_key",
 ]
 
@@ -264,6 +265,29 @@ return purge(ARGV[1])
 )
 
 SWEEP = _COMMON + "\nreturn sweep()\n"
+
+USAGE = (
+    _COMMON
+    + """
+-- ARGV: address. Returns false (no inbox), or {owner ('' for none), messages,
+-- bytes}: what the owner's live inboxes hold together (everyone's for none).
+local addr = ARGV[1]
+if redis.call('EXISTS', key(addr, 'inbox')) == 0 then return false end
+local owner = redis.call('GET', key(addr, 'owner'))
+if not owner then
+  local v = redis.call('HMGET', G .. 'stats', 'messages', 'bytes')
+  return {'', tonumber(v[1] or '0'), tonumber(v[2] or '0')}
+end
+local live = PREFIX .. 'tenant:' .. owner .. ':live'
+redis.call('ZREMRANGEBYSCORE', live, '-inf', now_ms())
+local messages, bytes = 0, 0
+for _, a in ipairs(redis.call('ZRANGE', live, 0, -1)) do
+  messages = messages + redis.call('ZCARD', key(a, 'ids'))
+  bytes = bytes + tonumber(redis.call('GET', key(a, 'bytes')) or '0')
+end
+return {owner, messages, bytes}
+"""
+)
 
 CHARGE = (
     _COMMON

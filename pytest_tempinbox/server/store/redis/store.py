@@ -89,7 +89,14 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, TooManyFaults
+from ....errors import (
+    AddressTaken,
+    InboxNotFound,
+    InvalidRequest,
+    MessageNotFound,
+    QuotaExceeded,
+    TooManyFaults,
+)
 from ....limits import (
     DEFAULT_MAX_MESSAGES_PER_INBOX,
     DEFAULT_MAX_STORED_BYTES,
@@ -97,7 +104,7 @@ from ....limits import (
     MAX_TTL,
 )
 from ....models import Envelope, Fault, Stage
-from ....quotas import QuotaPolicy
+from ....quotas import QuotaPolicy, storage_exceeded
 from ....side_values import ProviderRecord
 from ..addresses import (
     DEFAULT_DOMAIN,
@@ -170,6 +177,7 @@ class RedisStore:
         self._sweep = register(scripts.SWEEP)
         self._stats = register(scripts.STATS)
         self._charge = register(scripts.CHARGE)
+        self._usage = register(scripts.USAGE)
         self._add_fault = register(scripts.ADD_FAULT)
         self._pending_faults = register(scripts.PENDING_FAULTS)
         self._clear_faults = register(scripts.CLEAR_FAULTS)
@@ -269,6 +277,21 @@ class RedisStore:
         if self._listener.listening:
             self._live.remember(address, ttl)
         return RedisInbox(address, created, ttl_text, str(gen).encode())
+
+    async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
+        """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room.
+
+        One blocking round trip, made only on a server with quotas.
+        """
+        folded = recipient_inbox(address)[0]
+        if self.quotas is None or not _sendable(folded):
+            return None
+        usage: list[Any] | None = unavailable(lambda: self._usage(args=[folded]))
+        if usage is None:
+            return None
+        owner = usage[0].decode() or None
+        quotas = self.quotas.of(owner)
+        return storage_exceeded(quotas, int(usage[1]), int(usage[2]), size)
 
     def charge_check(self, owner: str | None) -> None:
         """Count one link or spam check for ``owner`` in Redis; :class:`QuotaExceeded` when over."""
