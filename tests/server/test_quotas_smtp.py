@@ -87,3 +87,20 @@ def test_another_tenants_inbox_still_takes_mail(smtp_quota_server: InboxServer) 
     assert list(refused) == [full]
     url = f"{smtp_quota_server.api_url}/messages/{other}"
     assert len(requests.get(url, headers=bearer(TOKEN_B), timeout=10).json()) == 1
+
+
+def test_a_provider_send_over_the_messages_quota_gets_429_in_the_providers_shape(
+    tmp_path: Path,
+) -> None:
+    tenants = quota_tenants_file(tmp_path, {"messages": 1})
+    with InboxServer(tenants=tenants) as server:
+        address = post_generate(server.api_url, TOKEN_A).json()["email"]
+        url = server.provider_url("postmark") + "/email"
+        headers = {**bearer(TOKEN_A), "X-Postmark-Server-Token": "test"}
+        body = {"From": "app@example.com", "To": address, "Subject": "hi", "TextBody": "Hello"}
+        sent = [requests.post(url, json=body, headers=headers, timeout=10) for _ in range(2)]
+        kept = messages_of(server, address)
+    assert [response.status_code for response in sent] == [200, 429]
+    assert "Message" in sent[1].json()  # Postmark's own error document
+    assert "quota of 1 messages" in sent[1].json()["Message"]
+    assert kept == 1
