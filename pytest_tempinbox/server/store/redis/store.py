@@ -35,6 +35,9 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{A}:ids      sorted set of the inbox's message ids (all scored 0:
                            ordered as strings, so by arrival); no expiry
     tempinbox:{A}:bytes    string: the raw bytes the inbox keeps; no expiry
+    tempinbox:{A}:owner    string: the tenant that generated the inbox, written
+                           by the create script with it (its expiry the
+                           inbox's), dropped by its purge
     tempinbox:{A}:watched  string, present while a process waits on the
                            inbox: only then is a delivery to it announced;
                            expires a second after the longest wait may end
@@ -50,6 +53,12 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{store}:faults-added      set once any fault is added
     tempinbox:{store}:refusals  list of recent refusals, newest first, at most
                                 1000; expires 600 s after the last one
+    tempinbox:tenant:<T>:inboxes  set: the addresses tenant T generated
+    tempinbox:tenant:<T>:live     sorted set: T's live inboxes by deadline
+    tempinbox:tenant:<T>:window   inboxes T generated in the current
+                                  inboxes_per_hour window; expires with it
+                                  (T is "*" for everyone, without tenants)
+    tempinbox:tenant:<T>:checks   checks in the current minute's window (also "*")
     tempinbox:{store}:events    the pub/sub channel ("d A" while A is watched,
                                 "x A", "f")
 
