@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from pytest_tempinbox import TempInboxClient
+from pytest_tempinbox.errors import QuotaExceeded
 from pytest_tempinbox.quotas import Quotas
 from pytest_tempinbox.server.inbox_server import InboxServer
 
@@ -141,3 +143,16 @@ def test_checks_past_their_quota_per_minute_answer_429_with_retry_after(
     assert [response.status_code for response in statuses] == [200, 200, 429]
     assert statuses[2].json()["quota"] == "checks_per_minute"
     assert 1 <= int(statuses[2].headers["Retry-After"]) <= 60
+
+
+def test_the_client_raises_quota_exceeded_with_the_quota_its_value_and_when_it_frees(
+    quota_server: InboxServer,
+) -> None:
+    client = TempInboxClient(quota_server.api_url, token=TOKEN_A)
+    for _ in range(5):  # the window's 5, deleted as they come: only the window counts
+        client.generate().delete()
+    with pytest.raises(QuotaExceeded) as over:
+        client.generate()
+    assert (over.value.quota, over.value.limit) == ("inboxes_per_hour", 5)
+    assert over.value.retry_after == 1
+    assert over.value.status == 429
