@@ -228,6 +228,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="print a new API token and the line a tenants file stores for it, then exit",
     )
+    from .quotas import add_quota_flags
+
+    add_quota_flags(parser, f"{DOCS_URL}/tenants.md#quotas")
     parser.add_argument(
         "--loop",
         dest="event_loop",
@@ -279,6 +282,8 @@ def _link_checks(options: argparse.Namespace) -> bool:
 
 def _config(options: argparse.Namespace) -> ServerConfig:
     """The server's configuration from the parsed command line."""
+    from .quotas import quotas_of
+
     limits = {setting.name: getattr(options, setting.name) for setting in LIMIT_SETTINGS}
     return ServerConfig(
         host=options.host,
@@ -301,6 +306,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         api_tls_key=options.api_tls_key,
         tenants=options.tenants,
         rate_limits=rate_limits.from_arguments(options),
+        quotas=quotas_of(options),
         **limits,
     )
 

@@ -29,6 +29,7 @@ from .limits import (
     DEFAULT_MAX_STREAMS_PER_INBOX,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
+from .quotas import Quotas
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
 
 if TYPE_CHECKING:
@@ -176,6 +177,9 @@ class ServerConfig:
     ``rate_limits`` (a :class:`~pytest_tempinbox.rate_limits.RateLimits`) sets
     the rates of requests and SMTP connections; with tenants they hold by
     default (:meth:`rate_limits_in_force`).
+    ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
+    values of the quotas (the ``--quota-*`` flags): with tenants, over the
+    defaults and under each tenant's own; without, they hold for everyone.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -203,6 +207,7 @@ class ServerConfig:
         "message_size_limit",
         "provider_keys",
         "public_smtp",
+        "quotas",
         "rate_limits",
         "smtp_auth",
         "smtp_port",
@@ -249,6 +254,7 @@ class ServerConfig:
         api_tls_key: str | None = None,
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -301,6 +307,7 @@ class ServerConfig:
                 "the tenants file gives SMTP credentials, and --smtp-auth none offers no AUTH "
                 "to log in with: choose any or USER:PASSWORD"
             )
+        self.quotas: Quotas = Quotas() if quotas is None else quotas
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

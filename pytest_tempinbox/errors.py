@@ -9,6 +9,8 @@ client raises for it.
 
 from __future__ import annotations
 
+import math
+
 __all__ = [
     "ERRORS_BY_CODE",
     "HEADER_TOO_LARGE",
@@ -31,6 +33,7 @@ __all__ = [
     "MailAssertionError",
     "MessageNotFound",
     "PayloadTooLarge",
+    "QuotaExceeded",
     "ServerStartError",
     "ServerUnavailable",
     "SpamAssassinError",
@@ -115,6 +118,39 @@ class TooManyStreams(TempInboxError):
 
     code = "too_many_streams"
     status = 429
+
+
+class QuotaExceeded(TempInboxError):
+    """Raised when a tenant (or, without tenants, everyone) is over one of its quotas.
+
+    ``quota`` names it (``inboxes``, ``inboxes_per_hour``, ``checks_per_minute``...),
+    ``limit`` is its value, and ``retry_after`` the seconds until it frees when
+    that is known (a per-hour or per-minute window), else None: the server
+    answers ``429`` with a ``Retry-After`` header then (``docs/tenants.md``).
+    """
+
+    code = "quota_exceeded"
+    status = 429
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        quota: str = "",
+        limit: int = 0,
+        retry_after: float | None = None,
+    ) -> None:
+        if not message:
+            frees = (
+                f"it frees in {max(1, math.ceil(retry_after))} s"
+                if retry_after is not None
+                else "it frees as inboxes are deleted or expire"
+            )
+            message = f"over the {quota} quota ({limit}): {frees}"
+        super().__init__(message)
+        self.quota = quota
+        self.limit = limit
+        self.retry_after = retry_after
 
 
 class StoreUnavailable(TempInboxError):
@@ -207,6 +243,7 @@ PROBLEMS: dict[str, tuple[int, type[TempInboxError]]] = {
     TLS_OFF: (404, TempInboxError),
     TooManyFaults.code: (TooManyFaults.status, TooManyFaults),
     TooManyStreams.code: (TooManyStreams.status, TooManyStreams),
+    QuotaExceeded.code: (QuotaExceeded.status, QuotaExceeded),
     StoreUnavailable.code: (StoreUnavailable.status, StoreUnavailable),
     SHUTTING_DOWN: (503, TempInboxError),
     LINK_CHECKS_OFF: (403, TempInboxError),

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .quotas import Quotas
     from .rate_limits import Rate
 
 from .smtp_logins import SMTPLogin, SMTPLogins, parse_smtp_logins
@@ -29,7 +30,7 @@ __all__ = ["HASH_PREFIX", "Tenants", "hash_line", "make_token"]
 HASH_PREFIX = "sha256:"
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_TENANT_KEYS = frozenset({"name", "tokens", "rate_limits", "smtp"})
+_TENANT_KEYS = frozenset({"name", "tokens", "quotas", "rate_limits", "smtp"})
 # Verified tokens kept at most: only tokens that matched enter, so guesses cannot fill it.
 _CACHED_TOKENS = 4096
 
@@ -55,7 +56,16 @@ class Tenants:
     :mod:`pytest_tempinbox.smtp_logins`), ``smtp_logins`` checks one.
     """
 
-    __slots__ = ("_verified", "by_hash", "names", "rate_limits", "smtp", "smtp_logins", "source")
+    __slots__ = (
+        "_verified",
+        "by_hash",
+        "names",
+        "quotas",
+        "rate_limits",
+        "smtp",
+        "smtp_logins",
+        "source",
+    )
 
     def __init__(
         self,
@@ -63,10 +73,13 @@ class Tenants:
         source: str = "tenants",
         rate_limits: Mapping[str, Rate] | None = None,
         smtp: Mapping[str, Iterable[SMTPLogin]] | None = None,
+        quotas: Mapping[str, Quotas] | None = None,
     ) -> None:
         self.source = source
         self.rate_limits: dict[str, Rate] = dict(rate_limits or {})
         """Each tenant's own rate of requests, where its entry sets ``"rate_limits"``."""
+        self.quotas: dict[str, Quotas] = dict(quotas or {})
+        """Each tenant's own quotas from the file (``"quotas"``), by name; docs/tenants.md."""
         self.smtp: dict[str, tuple[SMTPLogin, ...]] = {
             name: tuple(logins) for name, logins in (smtp or {}).items()
         }
@@ -109,6 +122,7 @@ class Tenants:
         tenants: dict[str, list[str]] = {}
         rates: dict[str, Rate] = {}
         smtp: dict[str, tuple[SMTPLogin, ...]] = {}
+        quotas: dict[str, Quotas] = {}
         for number, entry in enumerate(entries, 1):
             name, hashes = _tenant(entry, f"{source}: tenant {number}")
             if name in tenants:
@@ -121,7 +135,11 @@ class Tenants:
                 rates[name] = parse_tenant_rate_limits(entry["rate_limits"], where)
             if "smtp" in entry:
                 smtp[name] = parse_smtp_logins(entry["smtp"], where)
-        return cls(tenants, source, rate_limits=rates, smtp=smtp)
+            if entry.get("quotas") is not None:
+                from .quotas import parse_quotas
+
+                quotas[name] = parse_quotas(entry["quotas"], where)
+        return cls(tenants, source, rate_limits=rates, smtp=smtp, quotas=quotas)
 
     def tenant_of(self, token: str) -> str | None:
         """The name of the tenant whose token ``token`` is; None for an unknown token.
@@ -141,8 +159,13 @@ class Tenants:
             self._verified[token] = name
         return name
 
-    def _key(self) -> tuple[object, ...]:
-        return (tuple(sorted(self.by_hash.items())), tuple(sorted(self.smtp.items())))
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            tuple(sorted(self.by_hash.items())),
+            tuple(sorted(self.smtp.items())),
+            tuple(sorted(self.quotas.items())),
+            tuple(sorted(self.rate_limits.items())),
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tenants):

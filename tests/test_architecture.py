@@ -30,6 +30,7 @@ CORE = {
     "side_values",
     "smtp_security",
     "smtp_logins",
+    "quotas",
     "tenants",
     "transport",
     "_net",

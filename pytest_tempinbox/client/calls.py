@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote as _url_quote
 
-from ..errors import PROBLEMS, ServerUnavailable, TempInboxError
+from ..errors import PROBLEMS, QuotaExceeded, ServerUnavailable, TempInboxError
 
 if TYPE_CHECKING:
     from ..transport import Answer, Body, Params
@@ -112,6 +112,10 @@ def error_from(answer: Answer, request: str) -> TempInboxError:
     # Every code the server sends is in PROBLEMS; one from a newer server is an error still.
     error = PROBLEMS[code][1](detail) if code in PROBLEMS else TempInboxError(detail)
     error.status = answer.status
+    if isinstance(error, QuotaExceeded):  # which quota, its value, when it frees
+        error.quota, error.limit = str(problem.get("quota", "")), int(problem.get("limit") or 0)
+        retry = problem.get("retry_after")
+        error.retry_after = float(retry) if isinstance(retry, (int, float)) else None
     return error
 
 

@@ -49,6 +49,7 @@ from .store.factory import open_store
 from .store.protocol import InboxStore
 
 if TYPE_CHECKING:
+    from ..quotas import Quotas
     from ..rate_limits import RateLimits
     from ..tenants import Tenants
     from .certificates import CertificateFiles
@@ -124,6 +125,9 @@ class InboxServer:
     requests per token and per client address, and SMTP connections per client
     and commands per connection; with tenants they hold by default
     (docs/tenants.md, "Rate limits").
+    ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
+    quota values: each tenant's unless its file says otherwise, and without
+    tenants everyone's (docs/tenants.md, "Quotas").
 
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
@@ -171,6 +175,7 @@ class InboxServer:
         api_tls_key: str | None = None,
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
+        quotas: Quotas | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -205,6 +210,7 @@ class InboxServer:
                 api_tls_key=api_tls_key,
                 tenants=tenants,
                 rate_limits=rate_limits,
+                quotas=quotas,
             )
         )
 

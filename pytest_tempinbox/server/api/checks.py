@@ -75,6 +75,7 @@ async def link_check(request: Request) -> Reply:
     timeout = _timeout(query.get("timeout"))
     ignore = [part for part in query.get("ignore", "").split(",") if part.strip()]
     parsed = await _parsed(request)
+    request.store.charge_check(request.tenant)  # checks_per_minute: 429 quota_exceeded
     targets = link_targets(parsed["links"], parsed["html"])
     check = functools.partial(check_links, targets, ignore=ignore, timeout=timeout)
     report = await asyncio.get_running_loop().run_in_executor(None, check)
@@ -86,6 +87,7 @@ async def spam_check(request: Request) -> Reply:
     from ...checks.spam import spam_report
 
     raw = request.store.message(request.args["email"], request.args["id"]).raw
+    request.store.charge_check(request.tenant)  # checks_per_minute: 429 quota_exceeded
     report = await asyncio.get_running_loop().run_in_executor(None, spam_report, raw)
     return Reply(200, encode_json(report.to_json()))
 

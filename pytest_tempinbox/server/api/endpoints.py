@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ...errors import InvalidRequest, PayloadTooLarge, TempInboxError
+from ...errors import InvalidRequest, PayloadTooLarge, QuotaExceeded, TempInboxError
 from ...transport import Answer
 from ..store.stored_message import StoredMessage
 
@@ -121,9 +121,13 @@ def encode_json(data: Any) -> bytes:
 
 
 def problem_reply(
-    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+    status: int,
+    code: str,
+    detail: str,
+    headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Reply:
-    """An RFC 9457 problem document with our stable ``code`` token."""
+    """An RFC 9457 problem document with our stable ``code`` token, and ``extra`` members."""
     from http import HTTPStatus  # an enum of 60 members: only errors need it
 
     body = {
@@ -132,12 +136,18 @@ def problem_reply(
         "status": status,
         "detail": detail,
         "code": code,
+        **(extra or {}),
     }
     return Reply(status, encode_json(body), PROBLEM_TYPE, headers or {})
 
 
 def error_reply(exc: TempInboxError) -> Reply:
-    """The problem document for one of our errors."""
+    """The problem document for one of our errors; a quota's says which, and when it frees."""
+    if isinstance(exc, QuotaExceeded):
+        retry = None if exc.retry_after is None else max(1, math.ceil(exc.retry_after))
+        extra = {"quota": exc.quota, "limit": exc.limit, "retry_after": retry}
+        headers = {} if retry is None else {"Retry-After": str(retry)}
+        return problem_reply(exc.status, exc.code, str(exc), headers, extra)
     return problem_reply(exc.status, exc.code, str(exc))
 
 

@@ -45,6 +45,7 @@ from ..api.endpoints import (
     MAX_TARGET_BYTES,
     Reply,
     Stream,
+    error_reply,
     problem_reply,
     send_body_limit,
 )
@@ -316,7 +317,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 async def _error_answer(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, TempInboxError)
-    return problem(exc.status, exc.code, str(exc))
+    return respond(error_reply(exc))
 
 
 async def _http_error_answer(request: Request, exc: Exception) -> Response:

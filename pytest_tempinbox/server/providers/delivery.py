@@ -34,6 +34,18 @@ HTTP_STATUSES = frozenset({400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504
 """The fault codes a provider send answers as they are: the HTTP statuses a provider gives."""
 
 
+async def _within_quotas(store: InboxStore, live: list[str], size: int) -> None:
+    """Raise :class:`Struck` ``429`` when a live recipient's tenant is over its messages or bytes.
+
+    As SMTP refuses such mail (``452``/``552``), the send is refused whole and
+    told so, in the provider's own error shape: nothing is stored, nothing lost.
+    """
+    for address in live:
+        over = await store.quota_room(address, size)
+        if over is not None:
+            raise Struck(429, f"the inbox {address}'s tenant {over}")
+
+
 class TooLarge(SendError):
     """The message built from a send is over the server's message size limit."""
 
@@ -146,5 +158,7 @@ async def deliver(
         return Delivery((), tuple(refused))
     if store.faults_added:  # the usual case: no test ever asked for one
         await strike(store, live)
+    if store.quotas is not None:
+        await _within_quotas(store, live, len(raw))
     stored = await store.deliver(send.sender[1], live, raw, record)
     return Delivery(tuple(stored), tuple(refused))

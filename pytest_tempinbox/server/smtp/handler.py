@@ -16,7 +16,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InboxNotFound, StoreUnavailable
+from ...errors import InboxNotFound, QuotaExceeded, StoreUnavailable
 from ...limits import DEFAULT_MAX_RECIPIENTS
 from ...models import Fault, Stage
 from ..counters import (
@@ -149,6 +149,10 @@ class InboxHandler:
                 tenant is not None and not self._reaches(tenant, address)
             ):
                 return self._refuse(session, address, tenant)
+            if self.store.quotas is not None:
+                over = await self.store.quota_room(address, None)
+                if over is not None:
+                    return _over_quota(over)
             fault = await self._take_fault(envelope, address, "rcpt")
             if fault is not None:
                 reply = await _strike(server, fault)
@@ -186,6 +190,11 @@ class InboxHandler:
                 reply = await _strike(server, data_answer(faults))
                 if reply is not None:
                     return reply
+            if self.store.quotas is not None:
+                for address in dict.fromkeys(envelope.rcpt_tos):
+                    over = await self.store.quota_room(address, len(raw))
+                    if over is not None:
+                        return _over_quota(over)
             stored = await self.store.deliver(mail_from, envelope.rcpt_tos, raw)
         except StoreUnavailable as exc:
             return self._store_down(exc)
@@ -313,3 +322,17 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _over_quota(over: QuotaExceeded) -> str:
+    """The SMTP reply for a recipient's tenant over its ``messages`` or ``bytes`` quota.
+
+    RFC 3463's X.2.2 is "mailbox full". Over ``messages``: ``452 4.2.2``, a
+    transient failure (RFC 5321 section 4.5.3.1.10: the client tries later, as
+    mail is deleted). Over ``bytes`` at the end of DATA: ``552 5.2.2``, the reply
+    RFC 5321 gives for exceeded storage allocation; nothing is stored, the
+    sender is told, so no mail is silently lost.
+    """
+    if over.quota == "messages":
+        return f"452 4.2.2 Mailbox full: the inbox's tenant {over}; try again later"
+    return f"552 5.2.2 Mailbox full: the inbox's tenant {over}"

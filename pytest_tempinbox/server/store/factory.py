@@ -12,15 +12,23 @@ from types import MappingProxyType
 
 from ...config import DEFAULT_STORE, ServerConfig
 from ...errors import ServerStartError
+from ...quotas import QuotaPolicy
 from .memory.store import Store
 from .protocol import InboxStore
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "quota_policy"]
 
 REDIS_EXTRA_MISSING = (
     "the Redis store needs the {} package, which is not installed: "
     "pip install 'pytest-tempinbox[redis]'"
 )
+
+
+def quota_policy(config: ServerConfig) -> QuotaPolicy | None:
+    """The quotas the store checks: None without tenants and without a ``--quota-*`` flag."""
+    if config.tenants is None:
+        return QuotaPolicy(config.quotas) if config.quotas.any_active() else None
+    return QuotaPolicy(config.quotas, config.tenants.quotas)
 
 
 def open_store(config: ServerConfig) -> InboxStore:
@@ -31,6 +39,7 @@ def open_store(config: ServerConfig) -> InboxStore:
     yet: the server checks that the store answers when it starts.
     """
     dkim_keys = MappingProxyType(dict(config.dkim_keys))
+    quotas = quota_policy(config)
     if config.store == DEFAULT_STORE:
         return Store(
             config.domains,
@@ -38,6 +47,7 @@ def open_store(config: ServerConfig) -> InboxStore:
             max_stored_bytes=config.max_stored_bytes,
             inbox_ttl=config.inbox_ttl,
             dkim_keys=dkim_keys,
+            quotas=quotas,
         )
     try:
         from .redis.store import RedisStore
@@ -52,4 +62,5 @@ def open_store(config: ServerConfig) -> InboxStore:
         max_stored_bytes=config.max_stored_bytes,
         inbox_ttl=config.inbox_ttl,
         dkim_keys=dkim_keys,
+        quotas=quotas,
     )

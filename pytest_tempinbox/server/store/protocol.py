@@ -32,6 +32,8 @@ from ...models import Fault, Refusal, Stage
 from .stored_message import Facets, StoredMessage
 
 if TYPE_CHECKING:
+    from ...errors import QuotaExceeded
+    from ...quotas import QuotaPolicy
     from ...side_values import ProviderRecord
 
 __all__ = ["Facets", "InboxStore", "Refusals", "Select", "StoredInbox", "StoredMessage"]
@@ -169,8 +171,10 @@ class InboxStore(Protocol):
         checked in that order. ``address`` goes without ``prefix`` and
         ``domain`` (:class:`~pytest_tempinbox.errors.InvalidRequest`) and must
         pass :func:`~.addresses.chosen_address`; a live inbox there raises
-        :class:`~pytest_tempinbox.errors.AddressTaken`. Nothing is created
-        when it raises.
+        :class:`~pytest_tempinbox.errors.AddressTaken`. With quotas, an
+        ``owner`` over its ``inboxes`` or ``inboxes_per_hour`` raises
+        :class:`~pytest_tempinbox.errors.QuotaExceeded`, checked and counted
+        in one atomic step. Nothing is created (nor counted) when it raises.
         """
         ...
 
@@ -191,6 +195,31 @@ class InboxStore(Protocol):
 
     def owned(self, owner: str) -> list[tuple[StoredInbox, int]]:
         """The live inboxes that ``owner`` generated, each with its number of messages."""
+        ...
+
+    @property
+    def quotas(self) -> QuotaPolicy | None:
+        """Which quotas hold for whom; None (no quota) costs the SMTP side nothing."""
+        ...
+
+    async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
+        """The ``messages`` or ``bytes`` quota that mail to ``address`` would pass; None: room.
+
+        The quota is the one of the tenant that owns the inbox (any case, or a
+        sub-address); ``size`` None asks at ``RCPT`` (one more message), a
+        number at the end of ``DATA`` (one more of that many bytes). None too
+        when there is no live inbox there or no quota. Raises nothing but
+        :class:`~pytest_tempinbox.errors.StoreUnavailable`.
+        """
+        ...
+
+    def charge_check(self, owner: str | None) -> None:
+        """Count one link or spam check for ``owner`` (None: no tenant) against its quota.
+
+        Raises :class:`~pytest_tempinbox.errors.QuotaExceeded` (counting
+        nothing) when ``checks_per_minute`` is used up; a store without
+        quotas returns at once.
+        """
         ...
 
     async def accepts(self, address: str) -> bool:

@@ -23,9 +23,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound
+from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, QuotaExceeded
 from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from ....models import Envelope, Fault, Stage
+from ....quotas import QuotaPolicy, storage_exceeded
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
@@ -42,6 +43,7 @@ from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
 from ..stored_message import NO_KEYS, StoredMessage
 from .inbox_record import InboxRecord
+from .quota_book import QuotaBook
 
 if TYPE_CHECKING:
     from ....side_values import ProviderRecord
@@ -61,7 +63,8 @@ class Store:
     messages and all inboxes together at most ``max_stored_bytes`` of raw
     message (each copy counted), the oldest being evicted first. An inbox lives
     ``inbox_ttl`` seconds (None: until deleted) unless generated with its own
-    ``ttl``; an expired inbox is gone exactly as if deleted.
+    ``ttl``; an expired inbox is gone exactly as if deleted. ``quotas`` (None:
+    none) are checked and counted as inboxes are generated and checks run.
     """
 
     def __init__(
@@ -72,8 +75,12 @@ class Store:
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
+        quotas: QuotaPolicy | None = None,
     ) -> None:
         self.domains: tuple[str, ...] = served_domains(domains)
+        self.quotas = quotas
+        """Which quotas hold for whom (docs/tenants.md); None: no quota."""
+        self._book = QuotaBook()
         if not self.domains:
             raise ValueError("a store needs at least one domain")
         self.max_messages_per_inbox = max_messages_per_inbox
@@ -158,6 +165,11 @@ class Store:
         with self._lock:
             if self._live(address) is not None:
                 raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
+            if self.quotas is not None:
+                self.expire()  # an expired inbox no longer counts
+                live = self._inboxes.__len__
+                self._book.charge_generate(self.quotas.of(owner), owner, live)
+                self._book.created(owner, address)
             inbox = InboxRecord(address, datetime.now(timezone.utc), owner)
             if ttl is not None:
                 inbox.deadline = time.monotonic() + ttl
@@ -291,6 +303,7 @@ class Store:
 
     def _drop(self, inbox: InboxRecord) -> int:
         del self._inboxes[inbox.address]
+        self._book.dropped(inbox.owner, inbox.address)
         inbox.faults.clear()
         inbox.wake()
         for message in inbox.messages:
@@ -445,6 +458,31 @@ class Store:
         with self._lock:
             inbox = self._live(recipient_inbox(address)[0])
             return None if inbox is None else inbox.faults.take(stage)
+
+    async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
+        """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room."""
+        if self.quotas is None:
+            return None
+        with self._lock:
+            inbox = self._live(recipient_inbox(address)[0])
+            if inbox is None:
+                return None
+            if inbox.owner is None:
+                messages, stored = len(self._arrivals), self.stored_bytes
+            else:
+                mine = [
+                    self._inboxes[a] for a in self._book.owned(inbox.owner) if a in self._inboxes
+                ]
+                messages = sum(len(each.messages) for each in mine)
+                stored = sum(len(m.raw) for each in mine for m in each.messages)
+            return storage_exceeded(self.quotas.of(inbox.owner), messages, stored, size)
+
+    def charge_check(self, owner: str | None) -> None:
+        """Count one link or spam check for ``owner``; :class:`QuotaExceeded` when over."""
+        if self.quotas is not None:
+            quotas = self.quotas.of(owner)
+            with self._lock:
+                self._book.charge(quotas, owner, "checks_per_minute", quotas.minute)
 
     async def start(self) -> None:
         """Nothing to get ready: the memory store serves as it is."""

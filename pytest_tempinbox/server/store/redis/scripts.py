@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "ADD_FAULT",
     "CHANNEL",
+    "CHARGE",
     "CLEAR_FAULTS",
     "CREATE",
     "DELETE",
@@ -25,6 +26,7 @@ __all__ = [
     "STATS",
     "SWEEP",
     "TAKE_FAULT",
+    "USAGE",
     "inbox_key",
 ]
 
@@ -44,6 +46,7 @@ def inbox_key(address: str, part: str) -> str:
 # Shared by the scripts: key names, the removal of one message, the purge of one inbox.
 _COMMON = f"""
 local G = '{_STORE}'
+local PREFIX = '{PREFIX}'
 local function key(addr, part) return '{PREFIX}{{' .. addr .. '}}:' .. part end
 local function now_ms()
   local t = redis.call('TIME')
@@ -69,6 +72,11 @@ local function purge(addr)
   redis.call('DEL', key(addr, 'inbox'), key(addr, 'ids'), key(addr, 'msgs'),
     key(addr, 'bytes'), key(addr, 'faults'), key(addr, 'watched'))
   redis.call('ZREM', G .. 'inboxes', addr)
+  local owner = redis.call('GET', key(addr, 'owner'))
+  if owner then
+    redis.call('ZREM', PREFIX .. 'tenant:' .. owner .. ':live', addr)
+    redis.call('DEL', key(addr, 'owner'))
+  end
   redis.call('PUBLISH', G .. 'events', 'x ' .. addr)
   return #ids
 end
@@ -83,6 +91,18 @@ local function sweep()
   end
   return swept
 end
+local function take_window(name, limit, ms)
+  -- One more in a fixed window of ms: false, or the ms until it frees when it is full.
+  if limit == '' then return false end
+  local used = tonumber(redis.call('GET', name) or '0')
+  if used >= tonumber(limit) then
+    local left = redis.call('PTTL', name)
+    if left < 0 then left = tonumber(ms) end
+    return left
+  end
+  if redis.call('INCR', name) == 1 then redis.call('PEXPIRE', name, ms) end
+  return false
+end
 local function expire_with_inbox(addr, part)
   local at = redis.call('PEXPIRETIME', key(addr, 'inbox'))
   if at > 0 then redis.call('PEXPIREAT', key(addr, part), at) end
@@ -92,10 +112,30 @@ end
 CREATE = (
     _COMMON
     + """
--- ARGV: address, created_at (ISO), ttl in seconds ('' for none)
-local addr, ttl = ARGV[1], ARGV[3]
-if redis.call('EXISTS', key(addr, 'inbox')) == 1 then return 0 end
+-- ARGV: address, created_at (ISO), ttl in seconds ('' for none), owner ('' for
+-- none), then the quotas ('' for none): live inboxes, inboxes per window, the
+-- window in ms, and the name the owner's counters go by.
+-- Returns {gen}, {0} (the address is live), {-1} (over the live inboxes
+-- quota) or {-2, ms until the window frees}.
+local addr, ttl, owner = ARGV[1], ARGV[3], ARGV[4]
+local max_live, per_window, window, counted = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+if redis.call('EXISTS', key(addr, 'inbox')) == 1 then return {0} end
 if redis.call('ZSCORE', G .. 'inboxes', addr) then purge(addr) end  -- an expired one's leftovers
+local live = PREFIX .. 'tenant:' .. counted .. ':live'
+if max_live ~= '' then
+  local count
+  if owner == '' then
+    count = redis.call('ZCOUNT', G .. 'inboxes', '(' .. now_ms(), '+inf')
+  else
+    redis.call('ZREMRANGEBYSCORE', live, '-inf', now_ms())
+    count = redis.call('ZCARD', live)
+  end
+  if count >= tonumber(max_live) then return {-1} end
+end
+if per_window ~= '' then
+  local left = take_window(PREFIX .. 'tenant:' .. counted .. ':window', per_window, window)
+  if left then return {-2, left} end
+end
 local gen = redis.call('INCR', G .. 'gen')
 redis.call('HSET', key(addr, 'inbox'), 'created', ARGV[2], 'ttl', ttl, 'gen', gen)
 local deadline = '+inf'
@@ -105,7 +145,13 @@ if ttl ~= '' then
   deadline = now_ms() + ms
 end
 redis.call('ZADD', G .. 'inboxes', deadline, addr)
-return gen
+if owner ~= '' then
+  redis.call('SET', key(addr, 'owner'), owner)
+  if ttl ~= '' then redis.call('PEXPIREAT', key(addr, 'owner'), deadline) end
+  redis.call('SADD', PREFIX .. 'tenant:' .. owner .. ':inboxes', addr)
+  redis.call('ZADD', live, deadline, addr)
+end
+return {gen}
 """
 )
 
@@ -219,6 +265,38 @@ return purge(ARGV[1])
 )
 
 SWEEP = _COMMON + "\nreturn sweep()\n"
+
+USAGE = (
+    _COMMON
+    + """
+-- ARGV: address. Returns false (no inbox), or {owner ('' for none), messages,
+-- bytes}: what the owner's live inboxes hold together (everyone's for none).
+local addr = ARGV[1]
+if redis.call('EXISTS', key(addr, 'inbox')) == 0 then return false end
+local owner = redis.call('GET', key(addr, 'owner'))
+if not owner then
+  local v = redis.call('HMGET', G .. 'stats', 'messages', 'bytes')
+  return {'', tonumber(v[1] or '0'), tonumber(v[2] or '0')}
+end
+local live = PREFIX .. 'tenant:' .. owner .. ':live'
+redis.call('ZREMRANGEBYSCORE', live, '-inf', now_ms())
+local messages, bytes = 0, 0
+for _, a in ipairs(redis.call('ZRANGE', live, 0, -1)) do
+  messages = messages + redis.call('ZCARD', key(a, 'ids'))
+  bytes = bytes + tonumber(redis.call('GET', key(a, 'bytes')) or '0')
+end
+return {owner, messages, bytes}
+"""
+)
+
+CHARGE = (
+    _COMMON
+    + """
+-- ARGV: the window's key, its limit, its length in ms. Returns -1 (counted), or
+-- the ms until the window frees (over the quota: nothing counted).
+return take_window(ARGV[1], ARGV[2], ARGV[3]) or -1
+"""
+)
 
 STATS = (
     _COMMON

@@ -35,6 +35,9 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{A}:ids      sorted set of the inbox's message ids (all scored 0:
                            ordered as strings, so by arrival); no expiry
     tempinbox:{A}:bytes    string: the raw bytes the inbox keeps; no expiry
+    tempinbox:{A}:owner    string: the tenant that generated the inbox, written
+                           by the create script with it (its expiry the
+                           inbox's), dropped by its purge
     tempinbox:{A}:watched  string, present while a process waits on the
                            inbox: only then is a delivery to it announced;
                            expires a second after the longest wait may end
@@ -50,6 +53,12 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{store}:faults-added      set once any fault is added
     tempinbox:{store}:refusals  list of recent refusals, newest first, at most
                                 1000; expires 600 s after the last one
+    tempinbox:tenant:<T>:inboxes  set: the addresses tenant T generated
+    tempinbox:tenant:<T>:live     sorted set: T's live inboxes by deadline
+    tempinbox:tenant:<T>:window   inboxes T generated in the current
+                                  inboxes_per_hour window; expires with it
+                                  (T is "*" for everyone, without tenants)
+    tempinbox:tenant:<T>:checks   checks in the current minute's window (also "*")
     tempinbox:{store}:events    the pub/sub channel ("d A" while A is watched,
                                 "x A", "f")
 
@@ -89,7 +98,14 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, TooManyFaults
+from ....errors import (
+    AddressTaken,
+    InboxNotFound,
+    InvalidRequest,
+    MessageNotFound,
+    QuotaExceeded,
+    TooManyFaults,
+)
 from ....limits import (
     DEFAULT_MAX_MESSAGES_PER_INBOX,
     DEFAULT_MAX_STORED_BYTES,
@@ -97,6 +113,7 @@ from ....limits import (
     MAX_TTL,
 )
 from ....models import Envelope, Fault, Stage
+from ....quotas import QuotaPolicy, storage_exceeded
 from ....side_values import ProviderRecord
 from ..addresses import (
     DEFAULT_DOMAIN,
@@ -115,6 +132,7 @@ from ..stored_message import NO_KEYS, StoredMessage
 from . import scripts, tenancy
 from .connection import RedisConnection, Script
 from .notices import Listener, LiveInboxes, Waiters
+from .quota_keys import check_arguments, over_quota, quota_arguments
 from .records import RedisInbox, RedisStoredMessage, fault_entry, read_fault
 from .refusals import REDIS_DOWN, RedisRefusals, unavailable
 
@@ -142,8 +160,11 @@ class RedisStore:
         max_stored_bytes: int = DEFAULT_MAX_STORED_BYTES,
         inbox_ttl: float | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
+        quotas: QuotaPolicy | None = None,
     ) -> None:
         self.domains: tuple[str, ...] = served_domains(domains)
+        self.quotas = quotas
+        """Which quotas hold for whom (docs/tenants.md); counted in Redis, for every server."""
         self.dkim_keys = dkim_keys
         """The public keys the messages' DKIM signatures are verified with."""
         if not self.domains:
@@ -164,6 +185,8 @@ class RedisStore:
         self._delete = register(scripts.DELETE)
         self._sweep = register(scripts.SWEEP)
         self._stats = register(scripts.STATS)
+        self._charge = register(scripts.CHARGE)
+        self._usage = register(scripts.USAGE)
         self._add_fault = register(scripts.ADD_FAULT)
         self._pending_faults = register(scripts.PENDING_FAULTS)
         self._clear_faults = register(scripts.CLEAR_FAULTS)
@@ -252,14 +275,42 @@ class RedisStore:
         ttl = ttl if ttl is not None else self.inbox_ttl
         created = datetime.now(timezone.utc).isoformat().encode()
         ttl_text = b"" if ttl is None else repr(float(ttl)).encode()
-        gen = unavailable(lambda: self._create(args=[address, created, ttl_text]))
+        args: list[bytes | str] = [address, created, ttl_text, owner or ""]
+        args += quota_arguments(self.quotas, owner)
+        reply: list[int] = unavailable(lambda: self._create(args=args))
+        gen = reply[0]
+        if gen < 0:
+            raise over_quota(self.quotas, owner, reply)
         if not gen:
             return None
-        if owner is not None:
-            unavailable(lambda: tenancy.own(self._redis, address, owner, ttl))
         if self._listener.listening:
             self._live.remember(address, ttl)
-        return RedisInbox(address, created, ttl_text, gen)
+        return RedisInbox(address, created, ttl_text, str(gen).encode())
+
+    async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
+        """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room.
+
+        One blocking round trip, made only on a server with quotas.
+        """
+        folded = recipient_inbox(address)[0]
+        if self.quotas is None or not _sendable(folded):
+            return None
+        usage: list[Any] | None = unavailable(lambda: self._usage(args=[folded]))
+        if usage is None:
+            return None
+        owner = usage[0].decode() or None
+        quotas = self.quotas.of(owner)
+        return storage_exceeded(quotas, int(usage[1]), int(usage[2]), size)
+
+    def charge_check(self, owner: str | None) -> None:
+        """Count one link or spam check for ``owner`` in Redis; :class:`QuotaExceeded` when over."""
+        if self.quotas is None:
+            return
+        args = check_arguments(self.quotas, owner)
+        if args is not None:
+            left: int = unavailable(lambda: self._charge(args=args))
+            if left >= 0:
+                raise over_quota(self.quotas, owner, [-3, left])
 
     def owner(self, address: str) -> str | None:
         """The tenant that generated the live inbox at ``address``; raises as :meth:`get`."""
@@ -587,7 +638,6 @@ class RedisStore:
         purged: int = unavailable(lambda: self._delete(args=[folded]))
         if purged < 0:
             raise InboxNotFound(not_found(address))
-        unavailable(lambda: tenancy.forget(self._redis, folded))
         self._waiters.wake(folded)
         return purged
 

@@ -1,7 +1,9 @@
 """Which tenant generated each inbox, as the Redis store keeps it for every server.
 
 An inbox's owner is a key beside its others (``...{address}:owner``), with the
-inbox's time to live, so both go together; each tenant's addresses are a set,
+inbox's time to live, so both go together: the create script
+(:data:`.scripts.CREATE`) writes it with the inbox, in the same atomic step,
+and the purge of the inbox drops it. Each tenant's addresses are a set,
 pruned of the dead ones when listed. An inbox with no owner key belongs to no
 tenant: with tenants on, no caller can see it (the check fails closed).
 """
@@ -12,23 +14,11 @@ import redis
 
 from . import scripts
 
-__all__ = ["addresses", "count", "disown", "forget", "own", "owner"]
+__all__ = ["addresses", "count", "disown", "owner"]
 
 
 def _owned_key(owner: str) -> str:
     return f"{scripts.PREFIX}tenant:{owner}:inboxes"
-
-
-def own(connection: redis.Redis, address: str, owner: str, ttl: float | None) -> None:
-    """Record that ``owner`` generated the inbox at ``address``, for ``ttl`` seconds."""
-    pipe = connection.pipeline(transaction=True)
-    key = scripts.inbox_key(address, "owner")
-    if ttl is None:
-        pipe.set(key, owner)
-    else:
-        pipe.set(key, owner, px=max(1, round(ttl * 1000)))
-    pipe.sadd(_owned_key(owner), address)
-    pipe.execute()
 
 
 def owner(connection: redis.Redis, address: str) -> str | None:
@@ -50,11 +40,6 @@ def count(connection: redis.Redis, address: str) -> int:
 def disown(connection: redis.Redis, address: str, owner: str) -> None:
     """Take a dead ``address`` off ``owner``'s list."""
     connection.srem(_owned_key(owner), address)
-
-
-def forget(connection: redis.Redis, address: str) -> None:
-    """Drop the owner of the inbox at ``address``, deleted."""
-    connection.delete(scripts.inbox_key(address, "owner"))
 
 
 def _text(value: bytes | str) -> str:
