@@ -127,6 +127,8 @@ def _add_rate_limited(document: dict[str, Any]) -> None:
         for operation in operations.values():
             answers = operation.setdefault("responses", {})
             own = answers.get("429")
+            if own is not None and "$ref" in own:  # a shared answer: a copy of it, told apart
+                own = document["components"]["responses"][own["$ref"].rsplit("/", 1)[1]]
             if own is None:
                 answers["429"] = {"$ref": "#/components/responses/RateLimited"}
             elif "rate_limited" not in own.get("description", ""):
