@@ -79,6 +79,7 @@ def test_the_problem_table_holds_every_error_class_with_its_status() -> None:
         errors.SHUTTING_DOWN,
         errors.LINK_CHECKS_OFF,
         errors.TOO_MANY_CONNECTIONS,
+        errors.RATE_LIMITED,
         errors.INTERNAL_ERROR,
     }
 
