@@ -29,10 +29,10 @@ from .limits import (
     DEFAULT_MAX_STREAMS_PER_INBOX,
     DEFAULT_MESSAGE_SIZE_LIMIT,
 )
-from .quotas import Quotas
 from .smtp_security import DEFAULT_SMTP_AUTH, DEFAULT_TLS, SMTPAuth, parse_smtp_auth, parse_tls
 
 if TYPE_CHECKING:
+    from .quotas import Quotas
     from .rate_limits import Limits, RateLimits
     from .tenants import Tenants
 
@@ -307,7 +307,8 @@ class ServerConfig:
                 "the tenants file gives SMTP credentials, and --smtp-auth none offers no AUTH "
                 "to log in with: choose any or USER:PASSWORD"
             )
-        self.quotas: Quotas = Quotas() if quotas is None else quotas
+        self.quotas: Quotas | None = quotas
+        """The ``--quota-*`` flags' values; None: none given."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

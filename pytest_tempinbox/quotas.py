@@ -247,9 +247,9 @@ def add_quota_flags(parser: argparse.ArgumentParser, docs: str) -> None:
         )
 
 
-def quotas_of(options: argparse.Namespace) -> Quotas:
-    """The server's quotas from the command line's parsed ``--quota-*`` flags."""
+def quotas_of(options: argparse.Namespace) -> Quotas | None:
+    """The server's quotas from the command line's parsed ``--quota-*`` flags; None: none given."""
     quotas = Quotas()
     for name in QUOTA_NAMES:
         setattr(quotas, name, getattr(options, "quota_" + name))
-    return quotas
+    return quotas if any(value is not None for value in quotas.as_dict().values()) else None

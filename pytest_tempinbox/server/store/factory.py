@@ -9,12 +9,15 @@ only then.
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ...config import DEFAULT_STORE, ServerConfig
 from ...errors import ServerStartError
-from ...quotas import QuotaPolicy
 from .memory.store import Store
 from .protocol import InboxStore
+
+if TYPE_CHECKING:
+    from ...quotas import QuotaPolicy
 
 __all__ = ["open_store", "quota_policy"]
 
@@ -26,9 +29,14 @@ REDIS_EXTRA_MISSING = (
 
 def quota_policy(config: ServerConfig) -> QuotaPolicy | None:
     """The quotas the store checks: None without tenants and without a ``--quota-*`` flag."""
+    given = config.quotas
+    if config.tenants is None and (given is None or not given.any_active()):
+        return None  # nothing counted: the quotas' module is not even loaded
+    from ...quotas import QuotaPolicy, Quotas
+
     if config.tenants is None:
-        return QuotaPolicy(config.quotas) if config.quotas.any_active() else None
-    return QuotaPolicy(config.quotas, config.tenants.quotas)
+        return QuotaPolicy(given or Quotas())
+    return QuotaPolicy(given or Quotas(), config.tenants.quotas)
 
 
 def open_store(config: ServerConfig) -> InboxStore:

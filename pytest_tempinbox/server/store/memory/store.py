@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, QuotaExceeded
 from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
 from ....models import Envelope, Fault, Stage
-from ....quotas import QuotaPolicy, storage_exceeded
 from ..addresses import (
     DEFAULT_DOMAIN,
     check_prefix,
@@ -43,10 +42,11 @@ from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
 from ..stored_message import NO_KEYS, StoredMessage
 from .inbox_record import InboxRecord
-from .quota_book import QuotaBook
 
 if TYPE_CHECKING:
+    from ....quotas import QuotaPolicy
     from ....side_values import ProviderRecord
+    from .quota_book import QuotaBook
 
 # DEFAULT_DOMAIN and StoredMessage are named here too, where the server's modules import them.
 __all__ = ["DEFAULT_DOMAIN", "InboxRecord", "Store", "StoredMessage"]
@@ -80,7 +80,11 @@ class Store:
         self.domains: tuple[str, ...] = served_domains(domains)
         self.quotas = quotas
         """Which quotas hold for whom (docs/tenants.md); None: no quota."""
-        self._book = QuotaBook()
+        self._book: QuotaBook | None = None
+        if quotas is not None:  # a store without quotas never loads their modules
+            from .quota_book import QuotaBook
+
+            self._book = QuotaBook()
         if not self.domains:
             raise ValueError("a store needs at least one domain")
         self.max_messages_per_inbox = max_messages_per_inbox
@@ -165,7 +169,7 @@ class Store:
         with self._lock:
             if self._live(address) is not None:
                 raise AddressTaken(f"{address!r} is a live inbox already; delete it first")
-            if self.quotas is not None:
+            if self.quotas is not None and self._book is not None:
                 self.expire()  # an expired inbox no longer counts
                 live = self._inboxes.__len__
                 self._book.charge_generate(self.quotas.of(owner), owner, live)
@@ -303,7 +307,8 @@ class Store:
 
     def _drop(self, inbox: InboxRecord) -> int:
         del self._inboxes[inbox.address]
-        self._book.dropped(inbox.owner, inbox.address)
+        if self._book is not None:
+            self._book.dropped(inbox.owner, inbox.address)
         inbox.faults.clear()
         inbox.wake()
         for message in inbox.messages:
@@ -461,8 +466,10 @@ class Store:
 
     async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
         """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room."""
-        if self.quotas is None:
+        if self.quotas is None or self._book is None:
             return None
+        from ....quotas import storage_exceeded
+
         with self._lock:
             inbox = self._live(recipient_inbox(address)[0])
             if inbox is None:
@@ -479,7 +486,7 @@ class Store:
 
     def charge_check(self, owner: str | None) -> None:
         """Count one link or spam check for ``owner``; :class:`QuotaExceeded` when over."""
-        if self.quotas is not None:
+        if self.quotas is not None and self._book is not None:
             quotas = self.quotas.of(owner)
             with self._lock:
                 self._book.charge(quotas, owner, "checks_per_minute", quotas.minute)
