@@ -5,9 +5,10 @@ smtp-sink, smtpdfix and pytest-localserver), a suite of 200 email tests in a
 pytest process (against the same tests sending to smtp-sink, a bare-aiosmtpd
 floor and the same peers), the same with Django (against Django's locmem
 backend and its SMTP backend to smtp-sink), delivery latency through
-the long-poll, the plugin's cost when no test uses it, reads of large inboxes,
-memory per stored message, and the Redis store (ingestion against the memory
-store, two server processes on one Redis, latency from one to the other).
+the long-poll (what it adds to a bare socket server's reply), the plugin's
+cost when no test uses it, reads of large inboxes, memory per stored message,
+and the Redis store (ingestion against bare aiosmtpd and the memory store,
+two server processes on one Redis, latency from one to the other).
 Contenders alternate round by round; the table shows medians and ratios to
 the reference measured in the same run, each target with pass or FAIL. The
 default run takes a few minutes on two cores; ``--quick`` is a smoke check of
