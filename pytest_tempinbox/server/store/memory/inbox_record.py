@@ -30,6 +30,7 @@ class InboxRecord:
         "faults",
         "messages",
         "owner",
+        "stored_bytes",
         "waiters",
     )
 
@@ -40,6 +41,7 @@ class InboxRecord:
         self.expires_at: datetime | None = None
         self.deadline: float | None = None  # time.monotonic() of expires_at
         self.messages: list[StoredMessage] = []
+        self.stored_bytes = 0  # of the messages' raw bytes, for a tenant's bytes quota
         self.by_id: dict[str, StoredMessage] = {}
         self.waiters: set[asyncio.Future[None]] = set()
         self.faults = FaultQueue()

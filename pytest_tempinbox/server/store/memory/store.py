@@ -259,6 +259,7 @@ class Store:
                 inbox.by_id[message.id] = message
                 self._arrivals[message.id] = message
                 self.stored_bytes += len(raw)
+                inbox.stored_bytes += len(raw)
                 if len(inbox.messages) > self.max_messages_per_inbox:
                     self._evict(inbox.messages[0])
                 inbox.wake()
@@ -274,6 +275,7 @@ class Store:
         del inbox.by_id[message.id]
         del self._arrivals[message.id]
         self.stored_bytes -= len(message.raw)
+        inbox.stored_bytes -= len(message.raw)
         self.evictions += 1
 
     def message(self, address: str, id: str) -> StoredMessage:
@@ -316,6 +318,7 @@ class Store:
             self.stored_bytes -= len(message.raw)
         purged = len(inbox.messages)
         inbox.messages.clear()
+        inbox.stored_bytes = 0
         inbox.by_id.clear()
         return purged
 
@@ -480,8 +483,9 @@ class Store:
                 mine = [
                     self._inboxes[a] for a in self._book.owned(inbox.owner) if a in self._inboxes
                 ]
+                # Per inbox, not per message: a tenant's check costs its inboxes, not its mail.
                 messages = sum(len(each.messages) for each in mine)
-                stored = sum(len(m.raw) for each in mine for m in each.messages)
+                stored = sum(each.stored_bytes for each in mine)
             return storage_exceeded(self.quotas.of(inbox.owner), messages, stored, size)
 
     def charge_check(self, owner: str | None) -> None:
