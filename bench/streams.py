@@ -14,14 +14,11 @@ event on its own inbox's stream, once, in the order sent. Linux only.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import re
 import selectors
 import signal
 import smtplib
 import socket
-import subprocess
-import sys
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -29,6 +26,7 @@ from typing import Any
 import requests
 
 from .measure import Row, Section, median, percentile
+from .processes import start_standalone
 
 __all__ = ["NAME", "measure"]
 
@@ -93,35 +91,15 @@ def _feed(
     """One server on ``store`` with the streams open: its row added to ``section``, its data."""
     print(f"{NAME} ({store} store): {streams} event streams, one message a second each, {rounds} s")
     errors: list[str] = []
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_tempinbox",
-            "--smtp-port",
-            "0",
-            "--api-port",
-            "0",
-            *arguments,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    server, smtp_host, smtp_port, origin = start_standalone(*arguments)
     held: list[socket.socket] = []
     arrived: dict[tuple[int, int], float] = {}
     order_errors = 0
     duplicates = 0
     sent: list[tuple[int, int, float]] = []
     try:
-        assert server.stdout is not None
-        text = server.stdout.readline() + server.stdout.readline()
-        smtp_at = re.search(r"smtp://([\d.]+):(\d+)", text)
-        api_at = re.search(r"http://([\d.]+):(\d+)", text)
-        assert smtp_at, f"no SMTP address in {text!r}"
-        assert api_at, f"no API URL in {text!r}"
-        host, port = api_at.group(1), int(api_at.group(2))
+        host, _, port_text = origin.removeprefix("http://").rpartition(":")
+        port = int(port_text)
         with requests.Session() as http:
             http.trust_env = False
             generate = f"http://{host}:{port}/api/generate"
@@ -144,8 +122,8 @@ def _feed(
             process = multiprocessing.get_context("fork").Process(
                 target=_send,
                 args=(
-                    smtp_at.group(1),
-                    int(smtp_at.group(2)),
+                    smtp_host,
+                    smtp_port,
                     addresses[first : first + share],
                     first,
                     rounds,

@@ -12,20 +12,18 @@ others not at all. Linux only (the server's memory is read from ``/proc``).
 
 from __future__ import annotations
 
-import os
 import re
 import select
 import signal
 import smtplib
 import socket
-import subprocess
-import sys
 import time
 from typing import Any
 
 import requests
 
 from .measure import Row, Section, median, percentile
+from .processes import start_standalone
 
 __all__ = ["NAME", "measure"]
 
@@ -90,31 +88,11 @@ def _hold(
 ) -> dict[str, Any]:
     """One server on ``store`` holding the waiters: its rows added to ``section``, its data."""
     print(f"{NAME} ({store} store): {waiters} pending long-polls, {wakes} woken one at a time")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_tempinbox",
-            "--smtp-port",
-            "0",
-            "--api-port",
-            "0",
-            *arguments,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    server, smtp_host, smtp_port, origin = start_standalone(*arguments)
     held: list[socket.socket] = []
     try:
-        assert server.stdout is not None
-        text = server.stdout.readline() + server.stdout.readline()
-        smtp_at = re.search(r"smtp://([\d.]+):(\d+)", text)
-        api_at = re.search(r"http://([\d.]+):(\d+)", text)
-        assert smtp_at, f"no SMTP address in {text!r}"
-        assert api_at, f"no API URL in {text!r}"
-        host, port = api_at.group(1), int(api_at.group(2))
+        host, _, port_text = origin.removeprefix("http://").rpartition(":")
+        port = int(port_text)
         with requests.Session() as http:
             http.trust_env = False
             api = f"http://{host}:{port}/api"
@@ -133,7 +111,7 @@ def _hold(
         kib = per_waiter / 1024
         print(f"  memory: {before} -> {after} KiB, {kib:.1f} KiB per waiter", flush=True)
         latencies = []
-        with smtplib.SMTP(smtp_at.group(1), int(smtp_at.group(2))) as smtp:
+        with smtplib.SMTP(smtp_host, smtp_port) as smtp:
             for number in range(wakes):
                 message = f"Subject: wake {number}\r\n\r\nHello.\r\n"
                 smtp.sendmail("app@example.test", [addresses[number]], message)
