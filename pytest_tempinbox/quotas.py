@@ -197,11 +197,12 @@ def storage_exceeded(
     ``size`` None asks about one more message (at ``RCPT``); a number, about
     one more message of ``size`` bytes (at the end of ``DATA``). None: room.
     """
-    limit = quotas.active("messages")
-    if limit is not None and messages >= limit:
+    # The attributes, not active(): every delivery asks, twice (0 and None hold no quota).
+    limit = quotas.messages
+    if limit and messages >= limit:
         return QuotaExceeded(f"holds its quota of {limit} messages", quota="messages", limit=limit)
-    limit = quotas.active("bytes")
-    if limit is not None and stored + (size or 0) > limit:
+    limit = quotas.bytes
+    if limit and stored + (size or 0) > limit:
         return QuotaExceeded(
             f"holds {stored} of its quota of {limit} bytes", quota="bytes", limit=limit
         )

@@ -77,6 +77,35 @@ def test_a_message_past_the_bytes_quota_gets_552_5_2_2_at_data_and_is_not_stored
     assert messages_of(smtp_quota_server, address) == 1
 
 
+def test_the_messages_quota_counts_across_a_tenants_inboxes(
+    smtp_quota_server: InboxServer,
+) -> None:
+    first, second = (
+        post_generate(smtp_quota_server.api_url, TOKEN_A).json()["email"] for _ in "ab"
+    )
+    with connect(smtp_quota_server, False) as client:
+        client.sendmail("app@example.test", [first], MAIL)
+        client.sendmail("app@example.test", [second], MAIL)
+        with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+            client.sendmail("app@example.test", [second], MAIL)
+    assert refused.value.recipients[second][0] == 452
+
+
+def test_deleting_an_inbox_frees_its_messages_from_the_tenants_quota(
+    smtp_quota_server: InboxServer,
+) -> None:
+    api = smtp_quota_server.api_url
+    full = post_generate(api, TOKEN_A).json()["email"]
+    with connect(smtp_quota_server, False) as client:
+        for _ in range(2):
+            client.sendmail("app@example.test", [full], MAIL)
+        requests.delete(f"{api}/delete/{full}", headers=bearer(TOKEN_A), timeout=10)
+        fresh = post_generate(api, TOKEN_A).json()["email"]
+        for _ in range(2):
+            client.sendmail("app@example.test", [fresh], MAIL)
+    assert messages_of(smtp_quota_server, fresh) == 2
+
+
 def test_another_tenants_inbox_still_takes_mail(smtp_quota_server: InboxServer) -> None:
     full = post_generate(smtp_quota_server.api_url, TOKEN_A).json()["email"]
     other = post_generate(smtp_quota_server.api_url, TOKEN_B).json()["email"]

@@ -241,6 +241,7 @@ class Store:
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
         stored = []
+        book = self._book
         with self._lock:
             for address in dict.fromkeys(recipient_inbox(rcpt)[0] for rcpt in rcpt_to):
                 inbox = self._live(address)
@@ -260,6 +261,8 @@ class Store:
                 self._arrivals[message.id] = message
                 self.stored_bytes += len(raw)
                 inbox.stored_bytes += len(raw)
+                if book is not None:
+                    book.stored(inbox.owner, len(raw))
                 if len(inbox.messages) > self.max_messages_per_inbox:
                     self._evict(inbox.messages[0])
                 inbox.wake()
@@ -276,6 +279,8 @@ class Store:
         del self._arrivals[message.id]
         self.stored_bytes -= len(message.raw)
         inbox.stored_bytes -= len(message.raw)
+        if self._book is not None:
+            self._book.removed(inbox.owner, 1, len(message.raw))
         self.evictions += 1
 
     def message(self, address: str, id: str) -> StoredMessage:
@@ -311,6 +316,7 @@ class Store:
         del self._inboxes[inbox.address]
         if self._book is not None:
             self._book.dropped(inbox.owner, inbox.address)
+            self._book.removed(inbox.owner, len(inbox.messages), inbox.stored_bytes)
         inbox.faults.clear()
         inbox.wake()
         for message in inbox.messages:
@@ -471,22 +477,12 @@ class Store:
         """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room."""
         if self.quotas is None or self._book is None:
             return None
-        from ....quotas import storage_exceeded
-
         with self._lock:
             inbox = self._live(recipient_inbox(address)[0])
             if inbox is None:
                 return None
-            if inbox.owner is None:
-                messages, stored = len(self._arrivals), self.stored_bytes
-            else:
-                mine = [
-                    self._inboxes[a] for a in self._book.owned(inbox.owner) if a in self._inboxes
-                ]
-                # Per inbox, not per message: a tenant's check costs its inboxes, not its mail.
-                messages = sum(len(each.messages) for each in mine)
-                stored = sum(each.stored_bytes for each in mine)
-            return storage_exceeded(self.quotas.of(inbox.owner), messages, stored, size)
+            everyone = (len(self._arrivals), self.stored_bytes)
+            return self._book.room(self.quotas.of(inbox.owner), inbox.owner, size, everyone)
 
     def charge_check(self, owner: str | None) -> None:
         """Count one link or spam check for ``owner``; :class:`QuotaExceeded` when over."""
