@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from ...parsing.headers import DOT_ATOM
 from .data import DataReader
 from .handler import InboxHandler
+from .transcript import Transcript
 
 if TYPE_CHECKING:
     from ..sockets import Refusals
@@ -63,10 +64,11 @@ class Session(Protocol):
 class LaneSession:
     """A connection's state, by the names aiosmtpd's ``Session`` gives it: the hooks read them."""
 
-    __slots__ = ("authenticated", "extended_smtp", "host_name", "peer")
+    __slots__ = ("authenticated", "extended_smtp", "host_name", "peer", "transcript")
 
     def __init__(self) -> None:
         self.peer: Any = None
+        self.transcript: Transcript | None = None
         self.host_name: str | None = None
         self.extended_smtp = False
         self.authenticated = False
@@ -125,8 +127,11 @@ class LaneSettings:
         starttls: bool,
         refusals: Refusals | None = None,
         refusal: bytes = b"",
+        transcripts: bool = False,
     ) -> None:
         self.handler = handler
+        self.transcripts = transcripts
+        """Whether each session keeps its :class:`~.transcript.Transcript`."""
         self.refusals = refusals
         self.refusal = refusal
         self.sessions = sessions
@@ -198,6 +203,9 @@ class FastLane(asyncio.Protocol):
         sessions.add(self)
         self._session.peer = transport.get_extra_info("peername")
         transport.write(self._settings.greeting)
+        if self._settings.transcripts:
+            self._session.transcript = transcript = Transcript()
+            transcript.server(self._settings.greeting)
         self._deadline = self._loop.time() + self._settings.timeout
         self._timer = self._loop.call_at(self._deadline, self._idle)
 
@@ -206,6 +214,9 @@ class FastLane(asyncio.Protocol):
         if self._gone:
             return
         self._buffer = self._buffer + data if self._buffer else data
+        transcript = self._session.transcript
+        if transcript is not None:
+            transcript.client(data)
         if self._busy is None:
             self._serve()
         elif len(self._buffer) > _HOLD_LIMIT and not self._held and self.transport is not None:
@@ -286,7 +297,11 @@ class FastLane(asyncio.Protocol):
 
     def _flush(self) -> None:
         if self._out and self.transport is not None:
-            self.transport.write(b"".join(self._out))
+            out = b"".join(self._out)
+            self.transport.write(out)
+            transcript = self._session.transcript
+            if transcript is not None:
+                transcript.server(out)
         self._out.clear()
 
     def _reply(self, status: str) -> None:
