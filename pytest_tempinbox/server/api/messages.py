@@ -243,7 +243,7 @@ async def transcript(request: Request) -> Reply:
         else:
             detail = "no SMTP transcript is kept of this message any more"
         raise MessageNotFound(detail)
-    return Reply(200, document)
+    return Reply(200, document.json())
 
 
 async def attachment(request: Request) -> Reply:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.
     from aiosmtpd.smtp import SMTP, Envelope, Session
 
-    from .transcript import Transcript, TranscriptBook
+    from .transcript import Transcript, TranscriptBook, Written
 
 __all__ = ["InboxHandler", "TenantLogin", "session_tenant"]
 
@@ -277,8 +277,8 @@ class InboxHandler:
         return "451 4.3.0 Local error in processing, try again later"
 
 
-def written(transcript: Transcript, server: SMTP, session: Session, final: str) -> bytes:
-    """The JSON transcript of ``session``'s transaction just ended with ``final``."""
+def written(transcript: Transcript, server: SMTP, session: Session, final: str) -> Written:
+    """What ``session``'s transaction just ended with ``final`` keeps of its transcript."""
     transport = getattr(server, "transport", None)
     ssl_object = None if transport is None else transport.get_extra_info("ssl_object")
     tls = (
@@ -289,7 +289,7 @@ def written(transcript: Transcript, server: SMTP, session: Session, final: str) 
     if isinstance(username, bytes):
         username = username.decode("utf-8", "replace")
     ehlo = session.host_name if isinstance(session.host_name, str) else None
-    return transcript.document(
+    return transcript.snapshot(
         session.peer, ehlo, tls, username if isinstance(username, str) else None, final
     )
 

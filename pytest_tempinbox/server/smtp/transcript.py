@@ -5,8 +5,9 @@ arrive, the server's as they are written): it appends ``(time, side, bytes)``
 tuples and nothing more on the hot path. DATA's octets are counted, not kept
 (``<N octets of message data>``); AUTH's payloads are masked as they are read
 (``AUTH PLAIN ****``, and every line answering a ``334`` challenge as ``****``),
-so no secret is ever held. :meth:`Transcript.document` builds the JSON of
-``GET /api/messages/{email}/{id}/transcript`` for the transaction just ended:
+so no secret is ever held. :meth:`Transcript.snapshot` keeps, for the
+transaction just ended, the lines of ``GET /api/messages/{email}/{id}/transcript``
+(:class:`Written`; its JSON is made only when read):
 the session's opening (greeting, EHLO, STARTTLS, AUTH: everything before its
 first ``MAIL``) and that transaction's lines from its ``MAIL`` on.
 :class:`TranscriptBook` keeps the documents of the newest messages by id.
@@ -101,6 +102,10 @@ class Transcript:
         elif verb[:4] == b"MAIL":
             if self.opening < 0:
                 self.opening = len(self.lines)
+            elif self.transaction > self.opening:
+                # The last transaction is in its message's snapshot: this one starts afresh.
+                del self.lines[self.opening :]
+                self.cut = 0
             self.transaction = len(self.lines)
         self._add(_CLIENT, line[:MAX_LINE])
 
@@ -137,28 +142,59 @@ class Transcript:
             self._data_at = len(self.lines) if len(self.lines) < MAX_LINES else -1
             self._add(_DATA, 0)
 
-    def document(
+    def snapshot(
         self,
         peer: Any,
         ehlo: str | None,
         tls: tuple[str | None, str | None] | None,
         username: str | None,
         final: str,
-    ) -> bytes:
-        """The JSON of the transaction just ended with the reply ``final`` (kept, UTF-8)."""
+    ) -> Written:
+        """What the transaction just ended with the reply ``final`` keeps (JSON made when read)."""
         lines = self.lines
         opening = self.opening if self.opening >= 0 else len(lines)
-        chosen: Iterable[tuple[int, int, Any]] = (
-            lines[:opening] + lines[max(self.transaction, opening) :]
-        )
+        kept = lines[:opening] + lines[max(self.transaction, opening) :]
+        kept.append((time.perf_counter_ns(), _SERVER, final))
+        return Written(self, kept, peer, ehlo, tls, username)
+
+
+class Written:
+    """One message's transcript as kept: its lines and facts; :meth:`json` writes it out."""
+
+    __slots__ = (
+        "auth",
+        "cut",
+        "ehlo",
+        "lines",
+        "peer",
+        "started_at",
+        "started_ns",
+        "tls",
+        "username",
+    )
+
+    def __init__(
+        self,
+        transcript: Transcript,
+        lines: list[tuple[int, int, Any]],
+        peer: Any,
+        ehlo: str | None,
+        tls: tuple[str | None, str | None] | None,
+        username: str | None,
+    ) -> None:
+        self.started_at, self.started_ns = transcript.started_at, transcript.started_ns
+        self.auth, self.cut = transcript.auth, transcript.cut
+        self.lines, self.peer, self.ehlo, self.tls, self.username = lines, peer, ehlo, tls, username
+
+    def json(self) -> bytes:
+        """The JSON of ``GET /api/messages/{email}/{id}/transcript``, UTF-8."""
         start = self.started_ns
         out: list[dict[str, Any]] = []
-        for at, side, line in chosen:
-            text = (
-                f"<{line} octets of message data>"
-                if side == _DATA
-                else line.decode("utf-8", "replace")
-            )
+        for at, side, line in self.lines:
+            if side == _DATA:
+                text = f"<{line} octets of message data>"
+            else:
+                text = line if isinstance(line, str) else line.decode("utf-8", "replace")
             out.append(
                 {
                     "at_ms": round((at - start) / 1e6, 3),
@@ -166,22 +202,20 @@ class Transcript:
                     "line": text,
                 }
             )
-        out.append(
-            {
-                "at_ms": round((time.perf_counter_ns() - start) / 1e6, 3),
-                "from": "server",
-                "line": final,
-            }
-        )
         if self.cut:
             out.append(
                 {"at_ms": out[-1]["at_ms"], "from": "server", "line": f"... {self.cut} lines cut"}
             )
-        address = peer[0] if isinstance(peer, tuple) and peer else None
+        peer = self.peer
         document = {
-            "client": {"address": address, "ehlo": ehlo},
-            "tls": None if tls is None else {"version": tls[0], "cipher": tls[1]},
-            "auth": None if self.auth is None else {"mechanism": self.auth, "username": username},
+            "client": {
+                "address": peer[0] if isinstance(peer, tuple) and peer else None,
+                "ehlo": self.ehlo,
+            },
+            "tls": None if self.tls is None else {"version": self.tls[0], "cipher": self.tls[1]},
+            "auth": None
+            if self.auth is None
+            else {"mechanism": self.auth, "username": self.username},
             "started_at": self.started_at.isoformat().replace("+00:00", "Z"),
             "lines": out,
             "lines_cut": self.cut,
@@ -194,10 +228,10 @@ class TranscriptBook:
 
     def __init__(self, capacity: int = MAX_TRANSCRIPTS) -> None:
         self._capacity = capacity
-        self._kept: OrderedDict[str, bytes] = OrderedDict()
+        self._kept: OrderedDict[str, Written] = OrderedDict()
         self._lock = threading.Lock()
 
-    def keep(self, ids: Iterable[str], document: bytes) -> None:
+    def keep(self, ids: Iterable[str], document: Written) -> None:
         """Keep ``document`` as the transcript of each message of ``ids``."""
         with self._lock:
             for id in ids:
@@ -205,7 +239,7 @@ class TranscriptBook:
             while len(self._kept) > self._capacity:
                 self._kept.popitem(last=False)
 
-    def get(self, id: str) -> bytes | None:
+    def get(self, id: str) -> Written | None:
         """The transcript of message ``id``; None when none is kept."""
         with self._lock:
             return self._kept.get(id)
