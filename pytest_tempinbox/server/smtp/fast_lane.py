@@ -205,7 +205,7 @@ class FastLane(asyncio.Protocol):
         transport.write(self._settings.greeting)
         if self._settings.transcripts:
             self._session.transcript = transcript = Transcript()
-            transcript.server(self._settings.greeting)
+            transcript.wrote(self._settings.greeting)
         self._deadline = self._loop.time() + self._settings.timeout
         self._timer = self._loop.call_at(self._deadline, self._idle)
 
@@ -214,9 +214,6 @@ class FastLane(asyncio.Protocol):
         if self._gone:
             return
         self._buffer = self._buffer + data if self._buffer else data
-        transcript = self._session.transcript
-        if transcript is not None:
-            transcript.client(data)
         if self._busy is None:
             self._serve()
         elif len(self._buffer) > _HOLD_LIMIT and not self._held and self.transport is not None:
@@ -301,7 +298,7 @@ class FastLane(asyncio.Protocol):
             self.transport.write(out)
             transcript = self._session.transcript
             if transcript is not None:
-                transcript.server(out)
+                transcript.wrote(out)
         self._out.clear()
 
     def _reply(self, status: str) -> None:
@@ -318,6 +315,9 @@ class FastLane(asyncio.Protocol):
         serve = _COMMANDS.get(verb)
         if serve is None or not serve(self, arg):
             return False
+        transcript = self._session.transcript
+        if transcript is not None:
+            transcript.served(line)
         self._deadline = self._loop.time() + self._settings.timeout
         return True
 
@@ -441,9 +441,14 @@ class FastLane(asyncio.Protocol):
         self._in_data = False
         self._message = None
         if reader.refusal is not None:
+            if self._session.transcript is not None:
+                self._session.transcript.message_data(reader.count)
             self._envelope = LaneEnvelope()
             self._reply(reader.refusal)
             return True
+        transcript = self._session.transcript
+        if transcript is not None:
+            transcript.message_data(reader.count)
         envelope = self._envelope
         envelope.content = envelope.original_content = reader.content()
         self._run(self._handler.handle_DATA(self._server, self._session, envelope), post_data=True)
@@ -499,6 +504,8 @@ class FastLane(asyncio.Protocol):
         assert transport is not None
         self._settings.sessions.discard(self)
         self._settings.handovers += 1
+        if self._session.transcript is not None:
+            self._session.transcript.client(self._buffer)  # what aiosmtpd serves from here
         protocol = self._settings.take_over()
         transport.set_protocol(protocol)
         protocol.take_over(transport, self._session, self._envelope, self._ehlos, self._buffer)

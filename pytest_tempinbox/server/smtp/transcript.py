@@ -109,6 +109,27 @@ class Transcript:
             self.transaction = len(self.lines)
         self._add(_CLIENT, line[:MAX_LINE])
 
+    def served(self, line: bytes) -> None:
+        """Take a command line the fast lane served (never AUTH: the lane hands that over)."""
+        if line[:4].upper() == b"MAIL":
+            self._command(line)  # its transaction's bookkeeping
+            return
+        if len(self.lines) >= MAX_LINES:
+            self.cut += 1
+            return
+        self.lines.append((time.perf_counter_ns(), _CLIENT, line))
+
+    def wrote(self, data: bytes) -> None:
+        """Take replies the fast lane wrote, kept whole and split when read."""
+        if len(self.lines) >= MAX_LINES:
+            self.cut += 1
+            return
+        self.lines.append((time.perf_counter_ns(), _SERVER, data))
+
+    def message_data(self, octets: int) -> None:
+        """Note the fast lane's DATA: ``octets`` of message, not kept."""
+        self._add(_DATA, octets)
+
     def _data(self, data: bytes) -> bytes:
         """Count DATA's octets up to its final dot; the bytes after it."""
         seen = self._data_tail + data
@@ -191,17 +212,19 @@ class Written:
         start = self.started_ns
         out: list[dict[str, Any]] = []
         for at, side, line in self.lines:
+            at_ms = round((at - start) / 1e6, 3)
             if side == _DATA:
-                text = f"<{line} octets of message data>"
+                texts = [f"<{line} octets of message data>"]
+            elif isinstance(line, str):
+                texts = [line]
             else:
-                text = line if isinstance(line, str) else line.decode("utf-8", "replace")
-            out.append(
-                {
-                    "at_ms": round((at - start) / 1e6, 3),
-                    "from": "server" if side == _SERVER else "client",
-                    "line": text,
-                }
-            )
+                texts = [
+                    part[:MAX_LINE].decode("utf-8", "replace")
+                    for part in line.split(b"\r\n")
+                    if part
+                ]
+            source = "server" if side == _SERVER else "client"
+            out += [{"at_ms": at_ms, "from": source, "line": text} for text in texts]
         if self.cut:
             out.append(
                 {"at_ms": out[-1]["at_ms"], "from": "server", "line": f"... {self.cut} lines cut"}
