@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import smtplib
 
+import requests
+
 from pytest_tempinbox import TempInboxClient
 from pytest_tempinbox.server.inbox_server import InboxServer
 
@@ -56,3 +58,13 @@ def test_a_session_handed_to_aiosmtpd_keeps_the_lane_s_lines() -> None:
     assert lines[0].startswith("220 ")
     assert "HELP" in lines
     assert lines.count(lines[0]) == 1  # the greeting once, though two protocols served
+
+
+def test_the_viewer_has_a_transcript_tab_reading_the_route() -> None:
+    with InboxServer() as server:
+        origin = server.api_url.removesuffix("/api")
+        page = requests.get(f"{origin}/", timeout=10).text
+        script = requests.get(f"{origin}/viewer/viewer.js", timeout=10).text
+    assert 'id="tab-transcript"' in page
+    assert 'id="panel-transcript"' in page
+    assert "/transcript`" in script
