@@ -34,6 +34,7 @@ MAX_TRANSCRIPTS = 10_000
 """Transcripts a server keeps, the newest messages'."""
 
 _CLIENT, _SERVER, _DATA = 0, 1, 2
+_SLOTS = 3 * MAX_LINES
 _MASK = b"****"
 
 
@@ -58,7 +59,8 @@ class Transcript:
     def __init__(self) -> None:
         self.started_at = datetime.now(timezone.utc)
         self.started_ns = time.perf_counter_ns()
-        self.lines: list[tuple[int, int, Any]] = []
+        # Flat (time, side, line) triples: no tuple kept per line for the collector to track.
+        self.lines: list[Any] = []
         self.cut = 0
         self.opening = -1  # index of the session's first MAIL: the opening ends there
         self.transaction = 0  # index of this transaction's MAIL
@@ -70,10 +72,10 @@ class Transcript:
         self._data_at = -1  # the index of the DATA octets' line; -1 once cut
 
     def _add(self, side: int, line: Any) -> None:
-        if len(self.lines) >= MAX_LINES:
+        if len(self.lines) >= _SLOTS:
             self.cut += 1
             return
-        self.lines.append((time.perf_counter_ns(), side, line))
+        self.lines += (time.perf_counter_ns(), side, line)
 
     def client(self, data: bytes) -> None:
         """Take bytes the client sent: whole lines are kept, DATA's octets counted."""
@@ -114,17 +116,17 @@ class Transcript:
         if line[:4].upper() == b"MAIL":
             self._command(line)  # its transaction's bookkeeping
             return
-        if len(self.lines) >= MAX_LINES:
+        if len(self.lines) >= _SLOTS:
             self.cut += 1
             return
-        self.lines.append((time.perf_counter_ns(), _CLIENT, line))
+        self.lines += (time.perf_counter_ns(), _CLIENT, line)
 
     def wrote(self, data: bytes) -> None:
         """Take replies the fast lane wrote, kept whole and split when read."""
-        if len(self.lines) >= MAX_LINES:
+        if len(self.lines) >= _SLOTS:
             self.cut += 1
             return
-        self.lines.append((time.perf_counter_ns(), _SERVER, data))
+        self.lines += (time.perf_counter_ns(), _SERVER, data)
 
     def message_data(self, octets: int) -> None:
         """Note the fast lane's DATA: ``octets`` of message, not kept."""
@@ -139,13 +141,14 @@ class Transcript:
         at = self._data_at
         if end == -1:
             if at >= 0:
-                self.lines[at] = (self.lines[at][0], _DATA, self.lines[at][2] + len(data))
+                self.lines[at + 2] += len(data)
             self._data_tail = seen[-4:]
             return b""
         used = end + 5 - len(self._data_tail)
         if at >= 0:
             octets = max(0, used - 3)
-            self.lines[at] = (time.perf_counter_ns(), _DATA, self.lines[at][2] + octets)
+            self.lines[at] = time.perf_counter_ns()
+            self.lines[at + 2] += octets
         self.in_data, self._data_tail = False, b""
         return data[used:]
 
@@ -160,7 +163,7 @@ class Transcript:
         if reply.startswith(b"354"):
             self.in_data = True
             self._data_tail = b"\r\n"  # a message that is only the final dot
-            self._data_at = len(self.lines) if len(self.lines) < MAX_LINES else -1
+            self._data_at = len(self.lines) if len(self.lines) < _SLOTS else -1
             self._add(_DATA, 0)
 
     def snapshot(
@@ -175,7 +178,7 @@ class Transcript:
         lines = self.lines
         opening = self.opening if self.opening >= 0 else len(lines)
         kept = lines[:opening] + lines[max(self.transaction, opening) :]
-        kept.append((time.perf_counter_ns(), _SERVER, final))
+        kept += (time.perf_counter_ns(), _SERVER, final)
         return Written(self, kept, peer, ehlo, tls, username)
 
 
@@ -197,7 +200,7 @@ class Written:
     def __init__(
         self,
         transcript: Transcript,
-        lines: list[tuple[int, int, Any]],
+        lines: list[Any],
         peer: Any,
         ehlo: str | None,
         tls: tuple[str | None, str | None] | None,
@@ -211,7 +214,9 @@ class Written:
         """The JSON of ``GET /api/messages/{email}/{id}/transcript``, UTF-8."""
         start = self.started_ns
         out: list[dict[str, Any]] = []
-        for at, side, line in self.lines:
+        flat = self.lines
+        for index in range(0, len(flat), 3):
+            at, side, line = flat[index : index + 3]
             at_ms = round((at - start) / 1e6, 3)
             if side == _DATA:
                 texts = [f"<{line} octets of message data>"]
