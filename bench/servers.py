@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import socket
 import threading
@@ -148,14 +149,18 @@ def bare_aiosmtpd(clients: int, messages: int) -> Iterator[Sink]:
 
 
 @contextlib.contextmanager
-def tempinbox(clients: int, messages: int) -> Iterator[Sink]:
+def tempinbox(clients: int, messages: int, transcripts: bool = True) -> Iterator[Sink]:
     """Our server with its default limits, one generated inbox per client.
 
     Should one client send more than an inbox holds by default, the cap is raised
-    to fit, so that every message can be counted afterwards.
+    to fit, so that every message can be counted afterwards. Without
+    ``transcripts``, it keeps no SMTP transcripts (``--no-transcripts``).
     """
     per_inbox = max(DEFAULT_MAX_MESSAGES_PER_INBOX, math.ceil(messages / clients))
-    with InboxServer(max_messages_per_inbox=per_inbox) as server, requests.Session() as http:
+    with (
+        InboxServer(max_messages_per_inbox=per_inbox, transcripts=transcripts) as server,
+        requests.Session() as http,
+    ):
         http.trust_env = False
         recipients = []
         for _ in range(clients):
@@ -211,6 +216,7 @@ SinkFactory = Callable[[int, int], AbstractContextManager[Sink]]
 SINKS: dict[str, SinkFactory] = {
     "bare aiosmtpd": bare_aiosmtpd,
     "pytest-tempinbox": tempinbox,
+    "pytest-tempinbox --no-transcripts": functools.partial(tempinbox, transcripts=False),
     "smtpdfix": smtpdfix,
     "pytest-localserver": localserver,
 }

@@ -259,6 +259,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="say at start how the process's limits were set: open files, listen backlog",
     )
+    parser.add_argument(
+        "--no-transcripts",
+        dest="transcripts",
+        action="store_false",
+        help="keep no SMTP conversation with each message: no recording cost at all "
+        f"({DOCS_URL}/transcripts.md)",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -307,6 +314,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         tenants=options.tenants,
         rate_limits=rate_limits.from_arguments(options),
         quotas=quotas_of(options),
+        transcripts=options.transcripts,
         **limits,
     )
 

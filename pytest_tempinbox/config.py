@@ -6,7 +6,7 @@ environment) and :class:`~pytest_tempinbox.InboxServer`'s keywords each build a
 listener and the HTTP app, which read what they need from it. Each default is
 written once, here or in :mod:`.limits` and :mod:`.smtp_security`. Standard
 library only, so that the plugin and the command line can build one without
-importing the server.
+importing the server. The module is long because it lists every setting in one place.
 """
 
 from __future__ import annotations
@@ -180,6 +180,7 @@ class ServerConfig:
     ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
     values of the quotas (the ``--quota-*`` flags): with tenants, over the
     defaults and under each tenant's own; without, they hold for everyone.
+    ``transcripts`` keeps each message's SMTP conversation (``docs/transcripts.md``).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -217,6 +218,7 @@ class ServerConfig:
         "tls",
         "tls_cert",
         "tls_key",
+        "transcripts",
     )
 
     def __init__(
@@ -255,6 +257,7 @@ class ServerConfig:
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
+        transcripts: bool = True,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -309,6 +312,7 @@ class ServerConfig:
             )
         self.quotas: Quotas | None = quotas
         """The ``--quota-*`` flags' values; None: none given."""
+        self.transcripts = transcripts
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

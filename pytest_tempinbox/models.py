@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .checks.links import LinkReport
     from .checks.spam import SpamReport
     from .side_values import DkimResult, ProviderRecord, Unsubscribe
+    from .transcripts import Transcript
 
 __all__ = [
     "Address",
@@ -89,6 +90,12 @@ class MessageSource(Protocol):
 
     async def raw_async(self, email: str, id: str) -> bytes:
         """Like :meth:`raw`, awaitable."""
+
+    def transcript(self, email: str, id: str) -> Transcript:
+        """Return the SMTP conversation that delivered message ``id``."""
+
+    async def transcript_async(self, email: str, id: str) -> Transcript:
+        """Like :meth:`transcript`, awaitable."""
 
     async def attachment_async(self, email: str, id: str, index: int) -> bytes:
         """Like :meth:`attachment`, awaitable."""
@@ -177,6 +184,20 @@ class Message:
         if self.source is None:
             return _unavailable()
         return await self.source.raw_async(self.inbox, self.id)
+
+    def transcript(self) -> Transcript:
+        """The SMTP conversation that delivered the message (docs/transcripts.md)."""
+        if self.source is None:
+            _unavailable()
+        assert self.source is not None
+        return self.source.transcript(self.inbox, self.id)
+
+    async def transcript_async(self) -> Transcript:
+        """Like :meth:`transcript`, awaitable."""
+        if self.source is None:
+            _unavailable()
+        assert self.source is not None
+        return await self.source.transcript_async(self.inbox, self.id)
 
     def _about(self) -> str:
         return about(self.subject, self.sender, self.envelope.mail_from)

@@ -32,6 +32,7 @@ CORE = {
     "smtp_logins",
     "quotas",
     "tenants",
+    "transcripts",
     "transport",
     "_net",
     "_version",

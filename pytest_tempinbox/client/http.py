@@ -43,6 +43,8 @@ from .transports import HTTPTransport, InThread
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ..transcripts import Transcript
+
 __all__ = ["HTTPTransport", "InThread", "Inbox", "TempInboxClient", "describe"]
 
 # Extra time for the HTTP answer of a long-poll to come back, past its wait.
@@ -237,6 +239,14 @@ class TempInboxClient:
         """Like :meth:`raw`, awaitable."""
         path = f"/messages/{_quote(email)}/{_quote(id)}/raw"
         return await self._run_async(Call("GET", path, _content))
+
+    def transcript(self, email: str, id: str) -> Transcript:
+        """Return the SMTP conversation that delivered a message (docs/transcripts.md)."""
+        return self._run(Call("GET", _transcript_path(email, id), _transcript))
+
+    async def transcript_async(self, email: str, id: str) -> Transcript:
+        """Like :meth:`transcript`, awaitable."""
+        return await self._run_async(Call("GET", _transcript_path(email, id), _transcript))
 
     def attachment(self, email: str, id: str, index: int) -> bytes:
         """Return the decoded bytes of attachment ``index`` of a message."""
@@ -753,6 +763,16 @@ def _fault_list(answer: Answer) -> list[Fault]:
 def _cleared(answer: Answer) -> int:
     cleared: int = answer.json()["cleared"]
     return cleared
+
+
+def _transcript_path(email: str, id: str) -> str:
+    return f"/messages/{_quote(email)}/{_quote(id)}/transcript"
+
+
+def _transcript(answer: Answer) -> Transcript:
+    from ..transcripts import Transcript  # imported when a transcript is read
+
+    return Transcript.from_json(_json_object(answer))
 
 
 def _json_object(answer: Answer) -> dict[str, Any]:

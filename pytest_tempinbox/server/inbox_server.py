@@ -128,6 +128,8 @@ class InboxServer:
     ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
     quota values: each tenant's unless its file says otherwise, and without
     tenants everyone's (docs/tenants.md, "Quotas").
+    ``transcripts`` keeps each message's SMTP conversation, read with
+    ``GET /api/messages/{email}/{id}/transcript`` (docs/transcripts.md).
 
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
@@ -176,6 +178,7 @@ class InboxServer:
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
+        transcripts: bool = True,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -211,6 +214,7 @@ class InboxServer:
                 tenants=tenants,
                 rate_limits=rate_limits,
                 quotas=quotas,
+                transcripts=transcripts,
             )
         )
 

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from urllib.parse import quote
 
-from ...errors import InvalidRequest
+from ...errors import InvalidRequest, MessageNotFound
 from ...limits import MAX_FILTER_LENGTH, MAX_WAIT
 from ...parsing.match import sender_matches, subject_matches, text_matches
 from ...parsing.message import served_attachment
@@ -223,6 +223,27 @@ async def raw(request: Request) -> Reply:
     """``GET /api/messages/{email}/{id}/raw``: the message's bytes as received."""
     found = request.store.message(request.args["email"], request.args["id"])
     return Reply(200, found.raw, "message/rfc822")
+
+
+async def transcript(request: Request) -> Reply:
+    """``GET /api/messages/{email}/{id}/transcript``: the SMTP conversation that delivered it.
+
+    A 404 problem when none is kept: the server keeps none (``--no-transcripts``),
+    the message came through a provider's API, or it is older than the
+    transcripts the server keeps (docs/transcripts.md).
+    """
+    found = request.store.message(request.args["email"], request.args["id"])
+    book = getattr(request.store, "transcripts", None)
+    document = None if book is None else book.get(found.id)
+    if document is None:
+        if found.provider is not None:
+            detail = f"sent through the {found.provider.name} API; no SMTP conversation"
+        elif book is None:
+            detail = "the server keeps no SMTP transcripts (--no-transcripts)"
+        else:
+            detail = "no SMTP transcript is kept of this message any more"
+        raise MessageNotFound(detail)
+    return Reply(200, document.json())
 
 
 async def attachment(request: Request) -> Reply:

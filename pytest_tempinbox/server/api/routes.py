@@ -178,6 +178,7 @@ ROUTES: tuple[Route, ...] = (
     Route("messages", "/messages/{email}", {"GET": messages.messages}, messages.messages_at_once),
     Route("message", "/messages/{email}/{id}", {"GET": messages.message}),
     Route("raw", "/messages/{email}/{id}/raw", {"GET": messages.raw}),
+    Route("transcript", "/messages/{email}/{id}/transcript", {"GET": messages.transcript}),
     Route(
         "attachment",
         "/messages/{email}/{id}/attachments/{index:int}",

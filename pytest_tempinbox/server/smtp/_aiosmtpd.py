@@ -79,7 +79,7 @@ ASSUMED_VERSION = "1.4.6"
 
 # What a connection's earlier protocol hands over: aiosmtpd's Session and Envelope
 # attributes that the commands so far have set.
-SESSION_STATE = ("host_name", "extended_smtp")
+SESSION_STATE = ("host_name", "extended_smtp", "transcript")
 ENVELOPE_STATE = (
     "mail_from",
     "mail_options",
@@ -101,6 +101,8 @@ class QuietSession(Session):
     """
 
     login_data: Any = None
+    transcript: Any = None
+    """The session's :class:`~.transcript.Transcript`, when the server keeps them."""
 
 
 class SMTPProtocol(SMTP):

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from ...parsing.headers import DOT_ATOM
 from .data import DataReader
 from .handler import InboxHandler
+from .transcript import Transcript
 
 if TYPE_CHECKING:
     from ..sockets import Refusals
@@ -63,10 +64,11 @@ class Session(Protocol):
 class LaneSession:
     """A connection's state, by the names aiosmtpd's ``Session`` gives it: the hooks read them."""
 
-    __slots__ = ("authenticated", "extended_smtp", "host_name", "peer")
+    __slots__ = ("authenticated", "extended_smtp", "host_name", "peer", "transcript")
 
     def __init__(self) -> None:
         self.peer: Any = None
+        self.transcript: Transcript | None = None
         self.host_name: str | None = None
         self.extended_smtp = False
         self.authenticated = False
@@ -125,8 +127,11 @@ class LaneSettings:
         starttls: bool,
         refusals: Refusals | None = None,
         refusal: bytes = b"",
+        transcripts: bool = False,
     ) -> None:
         self.handler = handler
+        self.transcripts = transcripts
+        """Whether each session keeps its :class:`~.transcript.Transcript`."""
         self.refusals = refusals
         self.refusal = refusal
         self.sessions = sessions
@@ -198,6 +203,9 @@ class FastLane(asyncio.Protocol):
         sessions.add(self)
         self._session.peer = transport.get_extra_info("peername")
         transport.write(self._settings.greeting)
+        if self._settings.transcripts:
+            self._session.transcript = transcript = Transcript()
+            transcript.wrote(self._settings.greeting)
         self._deadline = self._loop.time() + self._settings.timeout
         self._timer = self._loop.call_at(self._deadline, self._idle)
 
@@ -286,7 +294,11 @@ class FastLane(asyncio.Protocol):
 
     def _flush(self) -> None:
         if self._out and self.transport is not None:
-            self.transport.write(b"".join(self._out))
+            out = b"".join(self._out)
+            self.transport.write(out)
+            transcript = self._session.transcript
+            if transcript is not None:
+                transcript.wrote(out)
         self._out.clear()
 
     def _reply(self, status: str) -> None:
@@ -303,6 +315,9 @@ class FastLane(asyncio.Protocol):
         serve = _COMMANDS.get(verb)
         if serve is None or not serve(self, arg):
             return False
+        transcript = self._session.transcript
+        if transcript is not None:
+            transcript.served(line)
         self._deadline = self._loop.time() + self._settings.timeout
         return True
 
@@ -426,9 +441,14 @@ class FastLane(asyncio.Protocol):
         self._in_data = False
         self._message = None
         if reader.refusal is not None:
+            if self._session.transcript is not None:
+                self._session.transcript.message_data(reader.count)
             self._envelope = LaneEnvelope()
             self._reply(reader.refusal)
             return True
+        transcript = self._session.transcript
+        if transcript is not None:
+            transcript.message_data(reader.count)
         envelope = self._envelope
         envelope.content = envelope.original_content = reader.content()
         self._run(self._handler.handle_DATA(self._server, self._session, envelope), post_data=True)
@@ -484,6 +504,8 @@ class FastLane(asyncio.Protocol):
         assert transport is not None
         self._settings.sessions.discard(self)
         self._settings.handovers += 1
+        if self._session.transcript is not None:
+            self._session.transcript.client(self._buffer)  # what aiosmtpd serves from here
         protocol = self._settings.take_over()
         transport.set_protocol(protocol)
         protocol.take_over(transport, self._session, self._envelope, self._ehlos, self._buffer)

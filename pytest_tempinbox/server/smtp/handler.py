@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.
     from aiosmtpd.smtp import SMTP, Envelope, Session
 
+    from .transcript import Transcript, TranscriptBook, Written
+
 __all__ = ["InboxHandler", "TenantLogin", "session_tenant"]
 
 # The SMTP side logs under one name, the one its users' logging settings know.
@@ -77,8 +79,11 @@ class InboxHandler:
         advertise_auth: bool = True,
         counters: ServerCounters | None = None,
         tenant_logins: bool = False,
+        transcripts: TranscriptBook | None = None,
     ) -> None:
         self.store = store
+        self.transcripts = transcripts
+        """Where each delivered message's SMTP transcript is kept (None: not kept)."""
         self.tenant_logins = tenant_logins
         self.max_recipients = max_recipients
         self.advertise_auth = advertise_auth
@@ -202,7 +207,13 @@ class InboxHandler:
             # Every recipient was deleted between RCPT and the end of DATA.
             return "554 5.1.1 No live recipients left: the inboxes were deleted"
         self.counters.messages_accepted += 1
-        return f"250 2.0.0 OK: queued as {stored[0].id}"
+        status = f"250 2.0.0 OK: queued as {stored[0].id}"
+        if self.transcripts is not None:
+            transcript = getattr(session, "transcript", None)
+            if transcript is not None:
+                document = written(transcript, server, session, status)
+                self.transcripts.keep([copy.id for copy in stored], document)
+        return status
 
     def _store_down(self, error: StoreUnavailable) -> str:
         """Count a store that does not answer, and the ``451`` that asks the client to retry."""
@@ -264,6 +275,23 @@ class InboxHandler:
         else:
             log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
+
+
+def written(transcript: Transcript, server: SMTP, session: Session, final: str) -> Written:
+    """What ``session``'s transaction just ended with ``final`` keeps of its transcript."""
+    transport = getattr(server, "transport", None)
+    ssl_object = None if transport is None else transport.get_extra_info("ssl_object")
+    tls = (
+        None if ssl_object is None else (ssl_object.version(), (ssl_object.cipher() or (None,))[0])
+    )
+    login = getattr(session, "auth_data", None)
+    username = getattr(login, "login", None)
+    if isinstance(username, bytes):
+        username = username.decode("utf-8", "replace")
+    ehlo = session.host_name if isinstance(session.host_name, str) else None
+    return transcript.snapshot(
+        session.peer, ehlo, tls, username if isinstance(username, str) else None, final
+    )
 
 
 def session_tenant(session: Session) -> str | None:

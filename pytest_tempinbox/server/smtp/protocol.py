@@ -28,10 +28,11 @@ from ...limits import COMMAND_LINE_LIMIT
 from ...parsing.email_internals import get_addr_spec, get_angle_addr
 from ...smtp_security import SMTPAuth
 from ..counters import AUTH_REQUIRED
-from ._aiosmtpd import SMTPProtocol
+from ._aiosmtpd import QuietSession, SMTPProtocol
 from .client_limits import TOO_MANY_COMMANDS, TOO_MANY_CONNECTIONS, ClientCounts, client_address
 from .fast_lane import PLAIN_PATH, Session
 from .handler import InboxHandler, TenantLogin
+from .transcript import Transcript
 
 if TYPE_CHECKING:
     import ssl
@@ -59,6 +60,7 @@ class Service(Protocol):
     refusals: Refusals | None
     refusal: bytes
     clients: ClientCounts | None
+    transcripts: bool
 
 
 class Transaction(Envelope):
@@ -174,9 +176,11 @@ class TrackedSMTP(SMTPProtocol):
         refusals: Refusals | None = None,
         refusal: bytes = b"",
         clients: ClientCounts | None = None,
+        transcripts: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(handler, **options)
+        self._transcripts = transcripts
         self._clients = clients
         self._client: str | None = None
         if clients is not None and clients.commands is not None:
@@ -280,9 +284,26 @@ class TrackedSMTP(SMTPProtocol):
     async def push(self, status: AnyStr) -> None:
         """Send a reply; aiosmtpd's replies without an enhanced status code gain one."""
         if isinstance(status, str):
-            await super().push(_ENHANCED_REPLIES.get(status, status))
-        else:
-            await super().push(status)
+            status = _ENHANCED_REPLIES.get(status, status)
+        transcript = getattr(self.session, "transcript", None)
+        if transcript is not None and not self._greeted_elsewhere:
+            line = status.encode("utf-8") if isinstance(status, str) else status
+            transcript.server(line + b"\r\n")
+        await super().push(status)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Start serving, the session's transcript kept across STARTTLS's new session."""
+        kept = getattr(self.session, "transcript", None)
+        super().connection_made(transport)
+        if self.session is not None and self._transcripts:
+            cast(QuietSession, self.session).transcript = kept or Transcript()
+
+    def data_received(self, data: bytes) -> None:
+        """Read the client's bytes, into the session's transcript too."""
+        transcript = getattr(self.session, "transcript", None)
+        if transcript is not None:
+            transcript.client(data)
+        super().data_received(data)
 
     async def check_auth_needed(self, caller_method: str) -> bool:
         """Refuse MAIL, RCPT and DATA (and HELP, VRFY) before a required AUTH succeeds."""
@@ -318,6 +339,7 @@ def protocol_factory(
             refusals=service.refusals,
             refusal=service.refusal,
             clients=service.clients,
+            transcripts=service.transcripts,
             hostname=service.hostname,
             data_size_limit=service.message_size_limit,
             enable_SMTPUTF8=True,

@@ -80,12 +80,21 @@ class SMTPService:
         if not self.logins:
             self.logins = None
         self.counters = ServerCounters() if counters is None else counters
+        self.transcripts = config.transcripts
+        """Whether each session keeps its SMTP transcript (``docs/transcripts.md``)."""
+        book = None
+        if self.transcripts:
+            from .transcript import TranscriptBook
+
+            # On the store: the API's transcript route reads it there.
+            book = store.transcripts = TranscriptBook()  # type: ignore[attr-defined]
         self.handler = InboxHandler(
             store,
             max_recipients=config.max_recipients,
             advertise_auth=self.auth.mode != "none",
             counters=self.counters,
             tenant_logins=self.logins is not None,
+            transcripts=book,
         )
         self.hostname = config.hostname or store.domains[0]
         self.message_size_limit = config.message_size_limit
@@ -147,6 +156,7 @@ class SMTPService:
                 starttls=self.tls == "starttls",
                 refusals=self.refusals,
                 refusal=self.refusal,
+                transcripts=self.transcripts,
             )
 
             clients = self.clients

@@ -27,6 +27,7 @@
   let picked = false;
   let chosenTab = null; // the part the reader last chose, kept from message to message
   let rawShown = null; // the id of the message whose raw source is shown
+  let transcriptShown = null; // the id of the message whose SMTP transcript is shown
   let checked = null; // the id of the message the Checks tab is about
   let htmlChecked = null; // the id of the message whose HTML check is shown or under way
   let gone = false;
@@ -423,6 +424,8 @@
     $("raw-download").download = `${message.id}.eml`;
     $("raw").textContent = "";
     rawShown = null;
+    $("transcript").textContent = "";
+    transcriptShown = null;
     showChecks(message);
 
     tab("html").hidden = message.html === null;
@@ -584,6 +587,36 @@
       if (current === id) {
         $("raw").textContent = `Could not load the raw source: ${error.message}`;
         rawShown = null;
+      }
+    }
+  }
+
+  // The SMTP transcript is fetched when its tab is shown, once per message: "C:" and
+  // "S:" lines with their offsets in ms, or the server's reason when it keeps none.
+  async function loadTranscript() {
+    const id = current;
+    if (panel("transcript").hidden || id === null || transcriptShown === id) return;
+    transcriptShown = id;
+    $("transcript").textContent = "Loading…";
+    try {
+      const response = await apiFetch(`${messageUrl(id)}/transcript`);
+      const body = await response.json();
+      if (current !== id) return;
+      if (!response.ok) {
+        $("transcript").textContent = body.detail || `${response.status} ${response.statusText}`;
+        return;
+      }
+      const facts = [`client ${body.client.address ?? "?"}`, `EHLO ${body.client.ehlo ?? "-"}`];
+      if (body.tls) facts.push(`${body.tls.version} ${body.tls.cipher}`);
+      if (body.auth) facts.push(`AUTH ${body.auth.mechanism} ${body.auth.username ?? ""}`);
+      const lines = body.lines.map(
+        (line) => `${line.at_ms.toFixed(3).padStart(10)} ms  ${line.from === "client" ? "C" : "S"}: ${line.line}`,
+      );
+      $("transcript").textContent = [facts.join(" · "), `started ${body.started_at}`, "", ...lines].join("\n");
+    } catch (error) {
+      if (current === id) {
+        $("transcript").textContent = `Could not load the transcript: ${error.message}`;
+        transcriptShown = null;
       }
     }
   }
@@ -877,7 +910,7 @@
   // The WAI-ARIA tabs pattern: only the selected tab is in the Tab order; the arrow
   // keys, Home and End move between the tabs shown and select the one they reach.
 
-  const TABS = ["html", "text", "links", "attachments", "checks", "headers", "source"];
+  const TABS = ["html", "text", "links", "attachments", "checks", "headers", "source", "transcript"];
   const tab = (part) => $(`tab-${part}`);
   const panel = (part) => $(`panel-${part}`);
   const availableTabs = () => TABS.filter((part) => !tab(part).hidden);
@@ -893,6 +926,7 @@
     }
     if (byReader) chosenTab = part;
     if (part === "source") loadRaw();
+    if (part === "transcript") loadTranscript();
     if (part === "checks") loadHtmlCheck();
   }
 
