@@ -39,6 +39,12 @@ def pop(server: InboxServer) -> poplib.POP3:
     return poplib.POP3(server.smtp_host, server.pop3_port, timeout=10)
 
 
+def command(client: poplib.POP3, line: bytes) -> bytes:
+    """Send ``line`` as it is and read the one-line answer (poplib checks what it sends)."""
+    client.sock.sendall(line + b"\r\n")
+    return client.file.readline()
+
+
 def test_a_message_is_retrieved_byte_for_byte(server: InboxServer) -> None:
     address, password = inbox_with(server, RAW)
     client = pop(server)
@@ -118,11 +124,8 @@ def test_capa_lists_uidl_top_and_sasl_plain(server: InboxServer) -> None:
 def test_unknown_and_bad_commands_get_err_then_the_session_closes() -> None:
     with InboxServer(pop3_port=0) as server:
         client = pop(server)
-        for _ in range(9):
-            with pytest.raises(poplib.error_proto):
-                client._shortcmd("BOGUS")
-        with pytest.raises(poplib.error_proto):
-            client._shortcmd("BOGUS")
+        for _ in range(10):
+            assert command(client, b"BOGUS").startswith(b"-ERR BOGUS is not valid")
         assert client.file.readline() == b"-ERR too many bad commands; closing\r\n"
         assert client.file.readline() == b""
         client.close()
@@ -140,8 +143,7 @@ def test_a_line_over_the_limit_is_refused_and_closed() -> None:
 def test_bad_auth_plain_base64_gets_err() -> None:
     with InboxServer(pop3_port=0) as server:
         client = pop(server)
-        with pytest.raises(poplib.error_proto, match="base64"):
-            client._shortcmd("AUTH PLAIN !!!notbase64")
+        assert b"base64" in command(client, b"AUTH PLAIN !!!notbase64")
         client.quit()
 
 
