@@ -14,6 +14,7 @@ import asyncio
 import base64
 import binascii
 
+from ...errors import InboxNotFound, StoreUnavailable
 from ..store.protocol import StoredMessage
 from .session import IdleTimeout, LineTooLong, ReaderSession
 
@@ -79,12 +80,17 @@ class _Session:
         return self.context.tls_required and not self.session.tls_active
 
     async def login(self, user: str, password: str) -> bytes:
-        inbox = self.context.passwords.check(user, password)
+        try:
+            inbox = self.context.passwords.check(user, password)
+            drop = [] if inbox is None else self.context.store.messages(inbox)
+        except StoreUnavailable:
+            return _err("[SYS/TEMP] the store does not answer; try again later")
+        except InboxNotFound:  # deleted since the check: as if it never was
+            inbox = None
         if inbox is None:
             await asyncio.sleep(FAILED_LOGIN_DELAY)
             return _err("[AUTH] invalid user name or password")
-        self.inbox = inbox
-        self.drop = self.context.store.messages(inbox)
+        self.inbox, self.drop = inbox, drop
         size = sum(len(m.raw) for m in self.drop)
         return _ok(f"{len(self.drop)} messages ({size} octets)")
 
