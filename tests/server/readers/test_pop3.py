@@ -240,3 +240,32 @@ def test_api_info_names_the_reader_ports() -> None:
     with InboxServer(pop3_port=0) as server:
         info = TempInboxClient(server.api_url).info()
         assert (info["pop3_port"], info["imap_port"]) == (server.pop3_port, None)
+
+
+def test_the_plugin_starts_the_readers_when_asked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import poplib
+
+        def test_pop3(tempinbox):
+            account = tempinbox.pop3
+            client = poplib.POP3(account.host, account.port, timeout=10)
+            client.user(account.user)
+            assert client.pass_(account.password).startswith(b"+OK")
+            client.quit()
+        """
+    )
+    pytester.runpytest_subprocess("--tempinbox-readers").assert_outcomes(passed=1)
+
+
+def test_the_plugin_without_the_option_names_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def test_pop3(tempinbox):
+            with pytest.raises(RuntimeError, match="--tempinbox-readers"):
+                tempinbox.pop3
+        """
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
