@@ -269,3 +269,15 @@ def test_the_plugin_without_the_option_names_it(pytester: pytest.Pytester) -> No
         """
     )
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_a_flood_of_pipelined_commands_is_answered_in_order() -> None:
+    with InboxServer(pop3_port=0) as server:
+        address, password = inbox_with(server, RAW)
+        client = pop(server)
+        client.user(address)
+        client.pass_(password)
+        client.sock.sendall(b"NOOP\r\n" * 5000 + b"STAT\r\n")
+        assert [client.file.readline() for _ in range(5000)] == [b"+OK\r\n"] * 5000
+        assert client.file.readline() == f"+OK 1 {len(RAW)}\r\n".encode()
+        client.quit()
