@@ -5,7 +5,8 @@
 controller hands its workers, into one :class:`Settings`: everything the
 session needs from pytest's configuration. A bad value is a
 :class:`pytest.UsageError` that names where it came from (:mod:`.sources`):
-the flag, the ini key and its file, or the environment variable.
+the flag, the ini key and its file, or the environment variable. The module
+is long because every option is declared and read here, in one place.
 """
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ _OPTIONS = (
         None,
     ),
 )
+_READERS_HELP = (
+    "start the server's IMAP and POP3 listeners on free ports, for tempinbox.imap and "
+    "tempinbox.pop3 (default: off)"
+)
 _KEEP_HELP = (
     "do not delete the inboxes of failing tests; at the end of the run, print their viewer "
     "links and keep the server running until Ctrl-C (on a terminal, outside CI) (default: off)"
@@ -146,6 +151,7 @@ class Settings:
         "origins",
         "port",
         "provider_keys",
+        "readers",
         "smtp_auth",
         "smtp_port",
         "store",
@@ -179,7 +185,9 @@ class Settings:
         provider_keys: dict[str, str] | None = None,
         token: str | None = None,
         tenants: Tenants | None = None,
+        readers: bool = False,
     ) -> None:
+        self.readers = readers
         self.port = port
         self.token, self.tenants = token, tenants
         self.smtp_port = smtp_port
@@ -217,6 +225,8 @@ class Settings:
             event_loop=self.event_loop,
             provider_keys=self.provider_keys,
             tenants=self.tenants,
+            pop3_port=0 if self.readers else None,
+            imap_port=0 if self.readers and _imap_served() else None,
         ).replace(**self.limits)
 
 
@@ -233,6 +243,10 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("tempinbox_ui", _UI_HELP, type="bool", default=False)
     group.addoption("--tempinbox-keep", action="store_true", dest="tempinbox_keep", help=_KEEP_HELP)
     parser.addini("tempinbox_keep", _KEEP_HELP, type="bool", default=False)
+    group.addoption(
+        "--tempinbox-readers", action="store_true", dest="tempinbox_readers", help=_READERS_HELP
+    )
+    parser.addini("tempinbox_readers", _READERS_HELP, type="bool", default=False)
     group.addoption(
         "--tempinbox-provider-key",
         action="append",
@@ -284,6 +298,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         event_loop=_event_loop(config),
         ui=given_switch(config, "ui"),
         keep=given_switch(config, "keep"),
+        readers=given_switch(config, "readers"),
         artifacts=_artifacts(config, from_controller.get("tempinbox_artifacts")),
         worker=workerinput is not None,
         origins=origins,
@@ -291,6 +306,13 @@ def resolve_settings(config: pytest.Config) -> Settings:
         token=given(config, "token")[0],
         tenants=read_tenants(config, given(config, "token")[0], remote=bool(url)),
     )
+
+
+def _imap_served() -> bool:
+    """Tell whether this installation has the IMAP reader (found, not imported)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pytest_tempinbox.server.readers.imap") is not None
 
 
 def _domain(config: pytest.Config) -> str:
