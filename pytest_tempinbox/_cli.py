@@ -259,6 +259,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="say at start how the process's limits were set: open files, listen backlog",
     )
+    readers = parser.add_argument_group(
+        "readers", f"IMAP and POP3 for programs that fetch mail: {DOCS_URL}/readers.md"
+    )
+    for protocol in ("imap", "pop3"):
+        readers.add_argument(
+            f"--{protocol}-port",
+            type=_port,
+            metavar="N",
+            help=f"serve {protocol.upper()} on port N, 0 for a free one; the user is an "
+            "inbox's address, the password the one POST /api/generate gives (default: off)",
+        )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -307,6 +318,8 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         tenants=options.tenants,
         rate_limits=rate_limits.from_arguments(options),
         quotas=quotas_of(options),
+        imap_port=options.imap_port,
+        pop3_port=options.pop3_port,
         **limits,
     )
 
@@ -370,6 +383,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "tempinbox") -> int:
         print(f"SMTP listening on {server.smtp_url}", flush=True)
         print(f"API listening on {server.api_url}", flush=True)
         print(f"Inbox viewer at {server.viewer_url}", flush=True)
+        for name, port in (("IMAP", server.imap_port), ("POP3", server.pop3_port)):
+            if port is not None:
+                print(f"{name} listening on {name.lower()}://{server.smtp_host}:{port}", flush=True)
         # A timeout keeps the wait interruptible by signals on every platform.
         while not stop.wait(0.5):
             if not server.running:

@@ -6,7 +6,8 @@ environment) and :class:`~pytest_tempinbox.InboxServer`'s keywords each build a
 listener and the HTTP app, which read what they need from it. Each default is
 written once, here or in :mod:`.limits` and :mod:`.smtp_security`. Standard
 library only, so that the plugin and the command line can build one without
-importing the server.
+importing the server. The module is long because
+:class:`ServerConfig` is the one list of every setting, each documented.
 """
 
 from __future__ import annotations
@@ -180,6 +181,8 @@ class ServerConfig:
     ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
     values of the quotas (the ``--quota-*`` flags): with tenants, over the
     defaults and under each tenant's own; without, they hold for everyone.
+    ``imap_port`` and ``pop3_port`` start the IMAP and POP3 readers (0: a free
+    port; None: off; ``docs/readers.md``).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -195,6 +198,7 @@ class ServerConfig:
         "event_loop",
         "host",
         "hostname",
+        "imap_port",
         "inbox_ttl",
         "link_checks",
         "listen_backlog",
@@ -205,6 +209,7 @@ class ServerConfig:
         "max_streams",
         "max_streams_per_inbox",
         "message_size_limit",
+        "pop3_port",
         "provider_keys",
         "public_smtp",
         "quotas",
@@ -255,6 +260,8 @@ class ServerConfig:
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
+        imap_port: int | None = None,
+        pop3_port: int | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -309,6 +316,8 @@ class ServerConfig:
             )
         self.quotas: Quotas | None = quotas
         """The ``--quota-*`` flags' values; None: none given."""
+        self.imap_port: int | None = imap_port
+        self.pop3_port: int | None = pop3_port
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..rate_limits import RateLimits
     from ..tenants import Tenants
     from .certificates import CertificateFiles
+    from .readers.service import ReaderService
     from .tls import CertificateAuthority
 
 __all__ = ["InboxServer"]
@@ -129,6 +130,11 @@ class InboxServer:
     quota values: each tenant's unless its file says otherwise, and without
     tenants everyone's (docs/tenants.md, "Quotas").
 
+    ``imap_port`` and ``pop3_port`` start IMAP and POP3 listeners (0: a free
+    port each; None: none), with the SMTP side's TLS mode and certificate, its
+    idle timeout and connection limit; their user is an inbox's address, their
+    password the one ``POST /api/generate`` hands out (docs/readers.md).
+
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
     None) in the ``tls`` mode given, which must not be ``off``. ``api_tls_cert``
@@ -176,6 +182,8 @@ class InboxServer:
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
+        imap_port: int | None = None,
+        pop3_port: int | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -211,6 +219,8 @@ class InboxServer:
                 tenants=tenants,
                 rate_limits=rate_limits,
                 quotas=quotas,
+                imap_port=imap_port,
+                pop3_port=pop3_port,
             )
         )
 
@@ -230,6 +240,7 @@ class InboxServer:
         self._api_files: CertificateFiles | None = None
         self._requested_ports = (config.smtp_port, config.api_port)
         self._ports = (0, 0)
+        self._readers: dict[str, socket.socket] = {}  # the reader listeners' sockets, by protocol
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -270,6 +281,23 @@ class InboxServer:
     def api_port(self) -> int:
         """The HTTP API's port (after :meth:`start`)."""
         return self._ports[1]
+
+    @property
+    def imap_port(self) -> int | None:
+        """The IMAP listener's port (after :meth:`start`); None without one."""
+        return self._reader_port("IMAP", self.config.imap_port)
+
+    @property
+    def pop3_port(self) -> int | None:
+        """The POP3 listener's port (after :meth:`start`); None without one."""
+        return self._reader_port("POP3", self.config.pop3_port)
+
+    def _reader_port(self, name: str, requested: int | None) -> int | None:
+        sock = self._readers.get(name)
+        if sock is None:
+            return None if requested is None else 0
+        port: int = sock.getsockname()[1]
+        return port
 
     @property
     def smtp_url(self) -> str:
@@ -404,6 +432,7 @@ class InboxServer:
             self._authority = CertificateAuthority(certificate_names(self.host, names))
         try:
             smtp_socket, api_socket = self._bind()
+            self._bind_readers(smtp_socket, api_socket)
         except BaseException:
             self._discard_authority()
             raise
@@ -449,6 +478,22 @@ class InboxServer:
         except BaseException:
             smtp_socket.close()
             refusals.close()
+            raise
+
+    def _bind_readers(self, *bound: socket.socket) -> None:
+        # The reader listeners' sockets, bound like SMTP's; none without their ports.
+        wanted = {"IMAP": self.config.imap_port, "POP3": self.config.pop3_port}
+        try:
+            for name, port in wanted.items():
+                if port is not None:
+                    self._readers[name] = listen(
+                        self.host, port, name, self.config.listen_backlog, self.refusals
+                    )
+        except BaseException:
+            for sock in [*bound, *self._readers.values()]:
+                sock.close()
+            self._readers.clear()
+            self.refusals.close()
             raise
 
     def _read_certificates(self) -> None:
@@ -498,6 +543,8 @@ class InboxServer:
             self._ready.set()
             smtp_socket.close()
             api_socket.close()
+            for sock in self._readers.values():
+                sock.close()
             self.refusals.close()
             _cancel_remaining_tasks(loop)
             loop.run_until_complete(loop.shutdown_default_executor())
@@ -516,6 +563,12 @@ class InboxServer:
             self.store, self.config, tls_context, self.counters, refusals=self.refusals
         )
         await smtp.start(smtp_socket)
+        readers: list[ReaderService] = []
+        if self._readers:  # their modules load only when a reader's port is given
+            from .readers.listeners import reader_context, start_readers
+
+            context = reader_context(self.store, self.config, tls_context, self.counters)
+            readers = await start_readers(self._readers, context, self.config.listen_backlog)
         http = LazyHTTP(
             self.app,
             api_socket,
@@ -541,7 +594,7 @@ class InboxServer:
         # Wake pending long-polls first, so that uvicorn's graceful shutdown sees
         # their answers leave instead of waiting for them.
         self.store.close()
-        await asyncio.gather(smtp.stop(), http.stop())
+        await asyncio.gather(smtp.stop(), http.stop(), *(each.stop() for each in readers))
 
 
 def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:

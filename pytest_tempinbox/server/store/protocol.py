@@ -7,7 +7,8 @@ transport) creates, reads, waits on and deletes inboxes, and the server
 That is all of it: any class with these members, holding to the contracts
 written on them, can keep the inboxes. :class:`~.memory.store.Store` (in memory)
 is the first; ``tests/server/test_store_contract.py``
-holds every one to the same behaviour.
+holds every one to the same behaviour. The module is long because each
+member's contract is written on it, here only.
 
 Threads: the server's loop calls the store (SMTP deliveries, HTTP requests,
 expiry), and so does the in-process path, from the test's own thread, while the
@@ -24,7 +25,7 @@ here does I/O on the loop for long: such a store keeps every other call short.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -249,7 +250,9 @@ class InboxStore(Protocol):
         Returns the copies, in the order of ``rcpt_to``, all with one
         ``received_at``; empty when nobody was there.
         Each copy gets an id that sorts, as a string, after every id the store
-        gave before (also across inboxes, and if the wall clock steps back).
+        gave before (also across inboxes, and if the wall clock steps back),
+        and a ``uid``: its inbox's next number, from 1, never given twice in
+        the inbox's life (the UIDs of IMAP and POP3).
         Then the caps hold again: an inbox over ``max_messages_per_inbox``
         loses its oldest message, and while all kept bytes exceed
         ``max_stored_bytes`` the oldest message overall goes; each such
@@ -321,6 +324,34 @@ class InboxStore(Protocol):
         its faults are gone, pending waits end with
         :class:`~pytest_tempinbox.errors.InboxNotFound`, and its bytes no
         longer count; a chosen address may be created again.
+        """
+        ...
+
+    def uid_validity(self, address: str) -> int:
+        """The inbox's UIDVALIDITY: a number from 1 to 2**32 - 1, fixed for the inbox's life.
+
+        Its creation time in seconds, made larger than any the store gave
+        before when two creations share a second: an inbox created again at
+        an address (its UIDs starting at 1 again) never has its former
+        number. Every server on one Redis tells the same. Raises as :meth:`get`.
+        """
+        ...
+
+    def delete_messages(self, address: str, ids: Iterable[str]) -> int:
+        """Remove messages ``ids`` from the inbox at ``address``; return how many were there.
+
+        Ids the inbox does not keep (any more) are skipped. The bytes they held
+        no longer count (the caps, the quotas); every reader (HTTP, IMAP,
+        POP3, on every server of the store) sees them gone. Raises as :meth:`get`.
+        """
+        ...
+
+    def secret(self, name: str) -> bytes:
+        """A random secret of 32 bytes named ``name``, made at the first call, then the same.
+
+        The same for every server of the store (on Redis: for every server on
+        that Redis), so that what one server signs with it another accepts:
+        the readers' passwords (:mod:`pytest_tempinbox.server.readers.passwords`).
         """
         ...
 

@@ -23,7 +23,7 @@ from .addresses import subaddress_of
 if TYPE_CHECKING:
     from ...side_values import ProviderRecord
 
-__all__ = ["NO_KEYS", "Facets", "StoredMessage"]
+__all__ = ["NO_KEYS", "Facets", "StoredMessage", "next_validity"]
 
 NO_KEYS: Mapping[str, str] = MappingProxyType({})
 """No DKIM keys: a signed message's DKIM is then a ``fail`` naming the key it lacks."""
@@ -46,7 +46,9 @@ class StoredMessage:
     (its DKIM verified with ``dkim_keys``), and only its JSON form is kept (the
     most compact of the parsed forms). The first filtered read of it also keeps
     its :data:`Facets`. ``provider`` is the record of a send through an email
-    provider's API (None for SMTP mail).
+    provider's API (None for SMTP mail). ``uid`` is the copy's number in its
+    inbox, from 1, increasing, never given twice in the inbox's life: the UID
+    that IMAP and POP3 readers see (0 for a copy not stored).
     """
 
     __slots__ = (
@@ -60,6 +62,7 @@ class StoredMessage:
         "provider",
         "raw",
         "received_at",
+        "uid",
     )
 
     def __init__(
@@ -71,8 +74,10 @@ class StoredMessage:
         received_at: datetime,
         dkim_keys: Mapping[str, str] = NO_KEYS,
         provider: ProviderRecord | None = None,
+        uid: int = 0,
     ) -> None:
         self.id = id
+        self.uid = uid
         self.inbox = inbox
         self.envelope = envelope
         self.raw = raw
@@ -180,3 +185,14 @@ class StoredMessage:
 
 def _json_bytes(message: Message) -> bytes:
     return json.dumps(message.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def next_validity(created: datetime, last: int) -> int:
+    """An inbox's UIDVALIDITY: its creation second, above ``last`` (the store's previous one).
+
+    So an inbox created again at an address in the same second (its UIDs
+    starting at 1 again) never shares its former number; many creations in
+    one second run ahead of the clock by one each, which the 32-bit range
+    leaves room for (about 2.5 billion creations past now).
+    """
+    return max(int(created.timestamp()), last + 1)

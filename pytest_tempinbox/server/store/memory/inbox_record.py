@@ -28,14 +28,20 @@ class InboxRecord:
         "deadline",
         "expires_at",
         "faults",
+        "last_uid",
         "messages",
         "owner",
         "stored_bytes",
+        "uid_validity",
         "waiters",
     )
 
-    def __init__(self, address: str, created_at: datetime, owner: str | None = None) -> None:
+    def __init__(
+        self, address: str, created_at: datetime, owner: str | None = None, uid_validity: int = 1
+    ) -> None:
         self.address = address
+        self.uid_validity = uid_validity  # IMAP's UIDVALIDITY, fixed for the inbox's life
+        self.last_uid = 0  # the uid of the last message delivered, kept or not
         self.owner = owner  # the tenant that generated it
         self.created_at = created_at
         self.expires_at: datetime | None = None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -40,7 +41,7 @@ from ..addresses import (
 )
 from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
-from ..stored_message import NO_KEYS, StoredMessage
+from ..stored_message import NO_KEYS, StoredMessage, next_validity
 from .inbox_record import InboxRecord
 
 if TYPE_CHECKING:
@@ -99,12 +100,14 @@ class Store:
         self._arrivals: OrderedDict[str, StoredMessage] = OrderedDict()
         self._deadlines: list[tuple[float, str]] = []  # a heap of (deadline, address)
         self._generated = 0
+        self._last_validity = 0
         self._last_ms = 0
         self._sequence = 0
         self._closed = False
         # Held by every method that reads or changes the inboxes: short, never across an await.
         self._lock = threading.RLock()
         self._faults_added = False
+        self._secrets: dict[str, bytes] = {}
         self.refusals = RefusalLog()
         """The recipients refused at ``RCPT TO`` lately, to explain a wait that saw no mail."""
 
@@ -174,7 +177,9 @@ class Store:
                 live = self._inboxes.__len__
                 self._book.charge_generate(self.quotas.of(owner), owner, live)
                 self._book.created(owner, address)
-            inbox = InboxRecord(address, datetime.now(timezone.utc), owner)
+            created = datetime.now(timezone.utc)
+            self._last_validity = next_validity(created, self._last_validity)
+            inbox = InboxRecord(address, created, owner, self._last_validity)
             if ttl is not None:
                 inbox.deadline = time.monotonic() + ttl
                 inbox.expires_at = inbox.created_at + timedelta(seconds=ttl)
@@ -246,6 +251,7 @@ class Store:
                 inbox = self._live(address)
                 if inbox is None:
                     continue
+                inbox.last_uid += 1
                 message = StoredMessage(
                     self._next_id(),
                     inbox.address,
@@ -254,6 +260,7 @@ class Store:
                     received_at,
                     self.dkim_keys,
                     provider,
+                    inbox.last_uid,
                 )
                 inbox.messages.append(message)
                 inbox.by_id[message.id] = message
@@ -284,6 +291,29 @@ class Store:
         if message is None:
             raise MessageNotFound(f"the inbox has no message with id {id[:80]!r}")
         return message
+
+    def uid_validity(self, address: str) -> int:
+        """The inbox's UIDVALIDITY (see the protocol); raises as :meth:`get`."""
+        return self.get(address).uid_validity
+
+    def delete_messages(self, address: str, ids: Iterable[str]) -> int:
+        """Remove messages ``ids`` from the inbox at ``address``; return how many were there."""
+        with self._lock:
+            inbox = self.get(address)
+            gone = {id for id in ids if id in inbox.by_id}
+            if gone:
+                inbox.messages = [kept for kept in inbox.messages if kept.id not in gone]
+                for id in gone:
+                    size = len(inbox.by_id.pop(id).raw)
+                    del self._arrivals[id]
+                    self.stored_bytes -= size
+                    inbox.stored_bytes -= size
+            return len(gone)
+
+    def secret(self, name: str) -> bytes:
+        """A random secret named ``name``, made at the first call: this process's own."""
+        with self._lock:
+            return self._secrets.setdefault(name, os.urandom(32))
 
     def delete(self, address: str) -> int:
         """Destroy the inbox at ``address`` and its messages; return how many were purged.

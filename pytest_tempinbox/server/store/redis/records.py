@@ -54,8 +54,9 @@ class RedisStoredMessage(StoredMessage):
         parsed: bytes | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
         provider: ProviderRecord | None = None,
+        uid: int = 0,
     ) -> None:
-        super().__init__(id, inbox, envelope, raw, received_at, dkim_keys, provider)
+        super().__init__(id, inbox, envelope, raw, received_at, dkim_keys, provider, uid)
         self._store_json = save
         self._json = parsed
 

@@ -16,6 +16,7 @@ __all__ = [
     "CLEAR_FAULTS",
     "CREATE",
     "DELETE",
+    "DELETE_MESSAGES",
     "DELIVER",
     "FAULTS_ADDED",
     "GENERATED",
@@ -28,6 +29,7 @@ __all__ = [
     "TAKE_FAULT",
     "USAGE",
     "inbox_key",
+    "secret_key",
 ]
 
 PREFIX = "tempinbox:"
@@ -43,6 +45,11 @@ def inbox_key(address: str, part: str) -> str:
     return f"{PREFIX}{{{address}}}:{part}"
 
 
+def secret_key(name: str) -> str:
+    """The key of the store-wide secret ``name`` (:meth:`.store.RedisStore.secret`)."""
+    return f"{_STORE}secret:{name}"
+
+
 # Shared by the scripts: key names, the removal of one message, the purge of one inbox.
 _COMMON = f"""
 local G = '{_STORE}'
@@ -55,7 +62,7 @@ end
 local function remove_message(addr, id, evicted)
   local msgs = key(addr, 'msgs')
   local size = redis.call('HSTRLEN', msgs, id)
-  redis.call('HDEL', msgs, id, id .. ':e', id .. ':j')
+  redis.call('HDEL', msgs, id, id .. ':e', id .. ':j', id .. ':u')
   redis.call('ZREM', key(addr, 'ids'), id)
   redis.call('DECRBY', key(addr, 'bytes'), size)
   redis.call('ZREM', G .. 'arrivals', id .. ' ' .. addr)
@@ -137,7 +144,12 @@ if per_window ~= '' then
   if left then return {-2, left} end
 end
 local gen = redis.call('INCR', G .. 'gen')
-redis.call('HSET', key(addr, 'inbox'), 'created', ARGV[2], 'ttl', ttl, 'gen', gen)
+-- UIDVALIDITY: the creation second, above the last one given (see next_validity)
+local validity = math.max(tonumber(redis.call('TIME')[1]),
+  tonumber(redis.call('GET', G .. 'validity') or '0') + 1)
+redis.call('SET', G .. 'validity', validity)
+redis.call('HSET', key(addr, 'inbox'), 'created', ARGV[2], 'ttl', ttl, 'gen', gen,
+  'validity', validity)
 local deadline = '+inf'
 if ttl ~= '' then
   local ms = math.max(1, math.floor(tonumber(ttl) * 1000 + 0.5))
@@ -172,7 +184,8 @@ for i = 5, #ARGV do
     local seq = redis.call('INCR', G .. 'seq')
     local id = string.format('%012x%012x', ms, seq)
     local ids = key(addr, 'ids')
-    redis.call('HSET', key(addr, 'msgs'), id, raw, id .. ':e', header)
+    local uid = redis.call('HINCRBY', key(addr, 'inbox'), 'uid', 1)
+    redis.call('HSET', key(addr, 'msgs'), id, raw, id .. ':e', header, id .. ':u', uid)
     expire_with_inbox(addr, 'msgs')
     redis.call('ZADD', ids, 0, id)
     redis.call('INCRBY', key(addr, 'bytes'), size)
@@ -187,6 +200,7 @@ for i = 5, #ARGV do
     end
     stored[#stored + 1] = addr
     stored[#stored + 1] = id
+    stored[#stored + 1] = uid
   end
 end
 while tonumber(redis.call('HGET', G .. 'stats', 'bytes') or '0') > max_bytes do
@@ -209,7 +223,7 @@ READ = (
 -- ARGV: address, mode (all, after, since, one, last, none), cursor, and for a
 -- wait the milliseconds it may last: deliveries are announced that long at least.
 -- Returns {0} (no inbox), {1} (after is no message of it) or
--- {2, created, ttl, gen, pttl, then id, raw, header, json for each message}.
+-- {2, created, ttl, gen, pttl, then id, raw, header, json, uid for each message}.
 local addr, mode, cursor, watch = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4] or '')
 local info = redis.call('HMGET', key(addr, 'inbox'), 'created', 'ttl', 'gen')
 if not info[3] then return {0} end
@@ -235,11 +249,12 @@ else
 end
 local msgs = key(addr, 'msgs')
 for _, id in ipairs(ids) do
-  local values = redis.call('HMGET', msgs, id, id .. ':e', id .. ':j')
+  local values = redis.call('HMGET', msgs, id, id .. ':e', id .. ':j', id .. ':u')
   out[#out + 1] = id
   out[#out + 1] = values[1]
   out[#out + 1] = values[2]
   out[#out + 1] = values[3]
+  out[#out + 1] = values[4] or '0'
 end
 return out
 """
@@ -261,6 +276,23 @@ DELETE = (
     + """
 if redis.call('EXISTS', key(ARGV[1], 'inbox')) == 0 then return -1 end
 return purge(ARGV[1])
+"""
+)
+
+DELETE_MESSAGES = (
+    _COMMON
+    + """
+-- ARGV: address, then the ids to remove. Returns -1 (no inbox) or how many were there.
+local addr = ARGV[1]
+if redis.call('EXISTS', key(addr, 'inbox')) == 0 then return -1 end
+local removed = 0
+for i = 2, #ARGV do
+  if redis.call('ZSCORE', key(addr, 'ids'), ARGV[i]) then
+    remove_message(addr, ARGV[i], false)
+    removed = removed + 1
+  end
+end
+return removed
 """
 )
 

@@ -23,10 +23,12 @@ hash tag, so that all of an inbox's keys hash to one slot)::
 
     tempinbox:{A}:inbox    hash: created (ISO time), ttl (seconds, "" for
                            none), gen (a number new at each creation, so that a
-                           wait tells an inbox made again at A from its own);
+                           wait tells an inbox made again at A from its own),
+                           validity (its UIDVALIDITY), uid (the last message's);
                            expires with the inbox (PEXPIRE its ttl)
     tempinbox:{A}:msgs     hash: <id> -> raw bytes exactly as received,
                            <id>:e -> envelope and received_at (JSON),
+                           <id>:u -> the message's uid in the inbox,
                            <id>:j -> the parsed message's JSON once a server
                            parsed it (so no other server parses it again);
                            expires with the inbox (PEXPIREAT its expiry)
@@ -50,6 +52,8 @@ hash tag, so that all of an inbox's keys hash to one slot)::
     tempinbox:{store}:seq, :ms  the last message number, and the last Redis
                                 time (ms) an id was made at
     tempinbox:{store}:gen, :generated   counters of creations and of generated addresses
+    tempinbox:{store}:validity          the last UIDVALIDITY given
+    tempinbox:{store}:secret:<name>     a secret every server shares (store.secret)
     tempinbox:{store}:faults-added      set once any fault is added
     tempinbox:{store}:refusals  list of recent refusals, newest first, at most
                                 1000; expires 600 s after the last one
@@ -90,6 +94,7 @@ import contextlib
 import functools
 import json
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -183,6 +188,7 @@ class RedisStore:
         self._read = register(scripts.READ)
         self._save = register(scripts.SAVE_JSON)
         self._delete = register(scripts.DELETE)
+        self._delete_messages = register(scripts.DELETE_MESSAGES)
         self._sweep = register(scripts.SWEEP)
         self._stats = register(scripts.STATS)
         self._charge = register(scripts.CHARGE)
@@ -196,6 +202,7 @@ class RedisStore:
         self._save_script = Script(scripts.SAVE_JSON)
         self._closed = False
         self._faults_added = False
+        self._secrets: dict[str, bytes] = {}
         self._waiters = Waiters()
         self._live = LiveInboxes()
         self._listener = Listener(url, self._waiters, self._live, self._fault_noticed)
@@ -422,11 +429,11 @@ class RedisStore:
             stored: list[bytes] = await connection.run(self._deliver_script, *args)
         else:
             stored = unavailable(lambda: self._deliver(args=args))
-        if len(stored) < 2 * len(addresses):  # some were gone: RCPT need not accept them
-            for gone in set(addresses).difference(a.decode() for a in stored[::2]):
+        if len(stored) < 3 * len(addresses):  # some were gone: RCPT need not accept them
+            for gone in set(addresses).difference(a.decode() for a in stored[::3]):
                 self._live.forget(gone)
         messages: list[StoredMessage] = []
-        for n in range(0, len(stored), 2):
+        for n in range(0, len(stored), 3):
             address = stored[n].decode()
             id = stored[n + 1].decode()
             messages.append(
@@ -439,6 +446,7 @@ class RedisStore:
                     received_at,
                     dkim_keys=self.dkim_keys,
                     provider=provider,
+                    uid=int(stored[n + 2]),
                 )
             )
             self._waiters.wake(address)  # this process's own waits, before the notice comes
@@ -489,7 +497,7 @@ class RedisStore:
         reply = self._run_read(folded, mode, cursor, given, watch)
         inbox = RedisInbox(folded, reply[1], reply[2], reply[3])
         messages: list[StoredMessage] = []
-        for n in range(5, len(reply), 4):
+        for n in range(5, len(reply), 5):
             mail_from, rcpt_to, received_at, *provider = json.loads(reply[n + 2])
             messages.append(
                 RedisStoredMessage(
@@ -502,6 +510,7 @@ class RedisStore:
                     reply[n + 3],
                     self.dkim_keys,
                     ProviderRecord.from_json(provider[0]) if provider else None,
+                    int(reply[n + 4]),
                 )
             )
         return inbox, int(reply[4]), messages
@@ -640,6 +649,35 @@ class RedisStore:
             raise InboxNotFound(not_found(address))
         self._waiters.wake(folded)
         return purged
+
+    def uid_validity(self, address: str) -> int:
+        """The inbox's UIDVALIDITY, kept in Redis: every server tells the same."""
+        key = scripts.inbox_key(_live_form(address), "inbox")
+        validity = unavailable(lambda: self._redis.hget(key, "validity"))
+        if validity is None:
+            raise InboxNotFound(not_found(address))
+        return int(validity)
+
+    def delete_messages(self, address: str, ids: Iterable[str]) -> int:
+        """Remove messages ``ids`` from the inbox at ``address``: one round trip."""
+        folded = _live_form(address)
+        args = [folded, *(id for id in ids if _sendable(id))]
+        removed: int = unavailable(lambda: self._delete_messages(args=args))
+        if removed < 0:
+            raise InboxNotFound(not_found(address))
+        return removed
+
+    def secret(self, name: str) -> bytes:
+        """A secret named ``name`` in Redis: the first server to ask makes it (``SET NX``)."""
+        found = self._secrets.get(name)
+        if found is None:
+            key, made = scripts.secret_key(name), os.urandom(32)
+            # SET NX GET: the secret already there, or None when this one is now.
+            there = unavailable(lambda: self._redis.set(key, made, nx=True, get=True))
+            kept = made if there is None else there
+            assert isinstance(kept, bytes)
+            found = self._secrets.setdefault(name, kept)
+        return found
 
     def expire(self) -> int:
         """Purge what is left of every inbox whose time is up, return how many."""
