@@ -14,6 +14,7 @@ import asyncio
 import base64
 import binascii
 import re
+import weakref
 
 from ....errors import InboxNotFound, StoreUnavailable
 from ..session import ReaderSession
@@ -23,13 +24,29 @@ from .search import parse_search
 from .tokens import BadSyntax, Value, astring, parse_sequence_set
 from .wire import Command, CommandRefused, ConnectionEnds, read_command
 
-__all__ = ["FAILED_LOGIN_DELAY", "MAX_BAD_COMMANDS", "IMAPHandler"]
+__all__ = ["BUSY", "FAILED_LOGIN_DELAY", "MAX_BAD_COMMANDS", "IMAPHandler", "handle"]
+
+BUSY = b"* BYE [UNAVAILABLE] too many connections, try again later\r\n"
+"""What a connection over the server's limit is told before it is closed."""
 
 MAX_BAD_COMMANDS = 20
 """Commands answered ``BAD`` in a session before it is closed."""
 FAILED_LOGIN_DELAY = 0.5
 """Seconds a wrong user or password waits before its ``NO``."""
 _UTF7 = re.compile(r"(?:[\x20-\x25\x27-\x7e]|&-|&[A-Za-z0-9+,]+-)*\Z")
+
+
+# One handler (and so one flag book) per store, that is per server; gone with the store.
+_HANDLERS: weakref.WeakKeyDictionary[object, IMAPHandler] = weakref.WeakKeyDictionary()
+
+
+async def handle(session: ReaderSession) -> None:
+    """Serve one IMAP connection with its server's handler (its flags shared by its sessions)."""
+    store = session.context.store
+    handler = _HANDLERS.get(store)
+    if handler is None:
+        handler = _HANDLERS[store] = IMAPHandler()
+    await handler(session)
 
 
 class _No(Exception):
