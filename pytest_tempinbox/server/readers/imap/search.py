@@ -53,6 +53,7 @@ def _text(args: list[Value], key: str) -> str:
     if not args or isinstance(args[0], list):
         raise BadSyntax(f"{key} needs a string")
     value = args.pop(0)
+    assert not isinstance(value, list)
     return (value.decode("utf-8", "replace") if isinstance(value, bytes) else value).lower()
 
 
