@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -11,33 +13,34 @@ from .imap_support import MAIL, Account, account, imap_server
 __all__ = ["account", "imap_server"]
 
 
-def test_imapclient_fetches_the_message_and_its_envelope(account: Account) -> None:
+@pytest.fixture
+def logged_in(account: Account) -> Iterator[Any]:
+    """An IMAPClient logged in to the account, INBOX selected."""
     imapclient = pytest.importorskip("imapclient")
-    account.send()
     port = account.server.imap_port
     assert port is not None
     with imapclient.IMAPClient(account.server.smtp_host, port=port, ssl=False) as client:
         client.login(account.address, account.password)
-        client.select_folder("INBOX")
-        uids = client.search(["UNSEEN"])
-        assert uids == [1]
-        fetched = client.fetch(uids, ["BODY.PEEK[]", "ENVELOPE", "BODYSTRUCTURE", "FLAGS"])
-        assert fetched[1][b"BODY[]"] == MAIL
-        assert fetched[1][b"ENVELOPE"].subject == b"hello"
-        assert fetched[1][b"FLAGS"] == ()
+        yield client
 
 
-def test_imapclient_deletes_with_uid_expunge(account: Account) -> None:
-    imapclient = pytest.importorskip("imapclient")
+def test_imapclient_fetches_the_message_and_its_envelope(account: Account, logged_in: Any) -> None:
+    account.send()
+    logged_in.select_folder("INBOX")
+    uids = logged_in.search(["UNSEEN"])
+    assert uids == [1]
+    fetched = logged_in.fetch(uids, ["BODY.PEEK[]", "ENVELOPE", "BODYSTRUCTURE", "FLAGS"])
+    assert fetched[1][b"BODY[]"] == MAIL
+    assert fetched[1][b"ENVELOPE"].subject == b"hello"
+    assert fetched[1][b"FLAGS"] == ()
+
+
+def test_imapclient_deletes_with_uid_expunge(account: Account, logged_in: Any) -> None:
     account.send()
     account.send()
-    port = account.server.imap_port
-    assert port is not None
-    with imapclient.IMAPClient(account.server.smtp_host, port=port, ssl=False) as client:
-        client.login(account.address, account.password)
-        client.select_folder("INBOX")
-        client.delete_messages([2])
-        client.uid_expunge([2])
+    logged_in.select_folder("INBOX")
+    logged_in.delete_messages([2])
+    logged_in.uid_expunge([2])
     assert [m.uid for m in account.server.store.messages(account.address)] == [1]
 
 
