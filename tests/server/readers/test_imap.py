@@ -218,3 +218,24 @@ def test_sessions_of_one_server_share_the_flags(imap_server: InboxServer) -> Non
     assert second.search(None, "SEEN") == ("OK", [b"1"])
     first.logout()
     second.logout()
+
+
+def test_a_conversation_sent_byte_by_byte_gets_the_same_answers(account: Account) -> None:
+    account.send()
+    conversation = (
+        f'a LOGIN {account.address} "{account.password}"\r\nb SELECT INBOX\r\n'
+        "c UID FETCH 1:* (UID RFC822.SIZE)\r\nd LOGOUT\r\n"
+    ).encode()
+    answers = []
+    for chunked in (False, True):
+        raw = Raw(account.server)
+        raw.line()
+        if chunked:
+            for index in range(len(conversation)):
+                raw.send(conversation[index : index + 1])
+        else:
+            raw.send(conversation)
+        answers.append(raw.until(b"d"))
+        raw.close()
+    assert answers[0] == answers[1]
+    assert b"* 1 FETCH (UID 1 RFC822.SIZE %d)\r\n" % len(MAIL) in answers[0]
