@@ -43,6 +43,8 @@ from .transports import HTTPTransport, InThread
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from .readers import ReaderAccount
+
 __all__ = ["HTTPTransport", "InThread", "Inbox", "TempInboxClient", "describe"]
 
 # Extra time for the HTTP answer of a long-poll to come back, past its wait.
@@ -343,7 +345,10 @@ class TempInboxClient:
 
     def _inbox(self, answer: Answer) -> Inbox:
         created = answer.json()
-        return Inbox(created["email"], self, created_at=parse_timestamp(created["created_at"]))
+        created_at = parse_timestamp(created["created_at"])
+        return Inbox(
+            created["email"], self, created_at=created_at, password=created.get("password")
+        )
 
     def _messages(
         self,
@@ -429,7 +434,12 @@ class Inbox:
     """
 
     def __init__(
-        self, address: str, client: TempInboxClient, *, created_at: datetime | None = None
+        self,
+        address: str,
+        client: TempInboxClient,
+        *,
+        created_at: datetime | None = None,
+        password: str | None = None,
     ) -> None:
         self.address = address
         """The generated email address, lowercase: give it to the application under test."""
@@ -437,9 +447,27 @@ class Inbox:
         """The client this inbox reads through."""
         self.created_at = created_at
         """When the server created the inbox, if known: a failed wait lists mail refused since."""
+        self.password = password
+        """The inbox's IMAP and POP3 password, as the server handed it out (None if unknown)."""
 
     def __str__(self) -> str:
         return self.address
+
+    @property
+    def imap(self) -> ReaderAccount:
+        """Host, port, user and password to read this inbox over IMAP (docs/readers.md)."""
+        return self._account("imap")
+
+    @property
+    def pop3(self) -> ReaderAccount:
+        """Host, port, user and password to read this inbox over POP3 (docs/readers.md)."""
+        return self._account("pop3")
+
+    def _account(self, protocol: str) -> ReaderAccount:
+        from .readers import reader_account
+
+        host, info = self.client.smtp_location()[0], self.client.info_kept()
+        return reader_account(info, host, self.address, self.password, protocol)
 
     def __repr__(self) -> str:
         return f"<Inbox {self.address}>"

@@ -437,6 +437,8 @@ class InboxServer:
             self._discard_authority()
             raise
         self._ports = (smtp_socket.getsockname()[1], api_socket.getsockname()[1])
+        if self._readers:  # the bound ports, as GET /api/info reports them
+            self.config = self.config.replace(imap_port=self.imap_port, pop3_port=self.pop3_port)
         self._thread = threading.Thread(
             target=self._run,
             args=(new_loop, smtp_socket, api_socket),

@@ -24,7 +24,7 @@ def test_generate_answers_201_with_the_new_address(api: str, http: requests.Sess
     response = http.post(api + "/generate")
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"email", "created_at", "expires_at", "messages_url"}
+    assert set(body) == {"email", "created_at", "expires_at", "messages_url", "password"}
     assert body["email"].endswith("@tempinbox.test")
     assert response.headers["location"] == f"/api/messages/{body['email']}"
     assert body["messages_url"] == f"{api}/messages/{body['email']}"

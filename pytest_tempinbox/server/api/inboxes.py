@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from ...errors import InvalidRequest, PayloadTooLarge
 from ...models import format_timestamp
+from ..readers.passwords import passwords_of
 from .endpoints import MAX_REQUEST_BODY, Reply, encode_json, json_body
 from .request import Request
 
@@ -43,6 +44,7 @@ def generate(request: Request, parse_limit: int | None = None) -> Reply:
             format_timestamp(inbox.expires_at, milliseconds=True) if inbox.expires_at else None
         ),
         "messages_url": request.base_url.rstrip("/") + path,
+        "password": passwords_of(store).password_for(inbox.address, owner),
     }
     return Reply(201, encode_json(created), headers={"Location": path})
 

@@ -30,6 +30,8 @@ async def info(request: Request) -> Reply:
         "version": __version__,
         "smtp": {"host": host, "port": port, "tls": config.tls, "auth": config.smtp_auth.mode},
         "domains": list(store.domains),
+        "imap_port": config.imap_port,
+        "pop3_port": config.pop3_port,
         "limits": {
             **config.limits(),
             "request_body": MAX_REQUEST_BODY,

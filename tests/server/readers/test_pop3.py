@@ -203,3 +203,40 @@ def test_curl_lists_retrieves_and_deletes(server: InboxServer) -> None:
         timeout=20,
     )
     assert server.store.messages(address) == []
+
+
+@pytest.mark.parametrize("transport", ["http", "local"])
+def test_the_client_inbox_gives_its_pop3_account(transport: str) -> None:
+    from pytest_tempinbox import TempInboxClient
+
+    with InboxServer(pop3_port=0) as server:
+        local = server.local_transport() if transport == "local" else None
+        inbox = TempInboxClient(server.api_url, transport=local).generate()
+        account = inbox.pop3
+        assert (account.host, account.port, account.user) == (
+            server.smtp_host,
+            server.pop3_port,
+            inbox.address,
+        )
+        assert account.tls == "off"
+        client = poplib.POP3(account.host, account.port, timeout=10)
+        client.user(account.user)
+        assert client.pass_(account.password).startswith(b"+OK 0 messages")
+        client.quit()
+
+
+def test_an_inbox_on_a_server_without_imap_says_how_to_start_it() -> None:
+    from pytest_tempinbox import TempInboxClient
+
+    with InboxServer(pop3_port=0) as server:
+        inbox = TempInboxClient(server.api_url).generate()
+        with pytest.raises(RuntimeError, match="--imap-port 0"):
+            inbox.imap  # noqa: B018
+
+
+def test_api_info_names_the_reader_ports() -> None:
+    from pytest_tempinbox import TempInboxClient
+
+    with InboxServer(pop3_port=0) as server:
+        info = TempInboxClient(server.api_url).info()
+        assert (info["pop3_port"], info["imap_port"]) == (server.pop3_port, None)
