@@ -77,3 +77,14 @@ class Raw:
         """Close the connection."""
         self.file.close()
         self.sock.close()
+
+
+def idling(account: Account) -> Raw:
+    """A raw session logged in to ``account``, INBOX selected, in IDLE."""
+    raw = Raw(account.server)
+    raw.line()
+    raw.send(f"a LOGIN {account.address} {account.password}\r\nb SELECT INBOX\r\n".encode())
+    raw.until(b"b")
+    raw.send(b"c IDLE\r\n")
+    assert raw.line() == b"+ idling\r\n"
+    return raw

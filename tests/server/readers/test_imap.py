@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import imaplib
 import threading
 import time
@@ -10,7 +11,7 @@ import pytest
 
 from pytest_tempinbox.server import InboxServer
 
-from .imap_support import MAIL, Account, Raw, account, account_of, imap_server
+from .imap_support import MAIL, Account, Raw, account, account_of, idling, imap_server
 
 __all__ = ["account", "imap_server"]
 
@@ -112,12 +113,7 @@ def test_header_fields_are_fetched_alone(account: Account) -> None:
 
 
 def test_idle_is_told_of_a_new_delivery(account: Account) -> None:
-    raw = Raw(account.server)
-    raw.line()
-    raw.send(f"a LOGIN {account.address} {account.password}\r\nb SELECT INBOX\r\n".encode())
-    raw.until(b"b")
-    raw.send(b"c IDLE\r\n")
-    assert raw.line() == b"+ idling\r\n"
+    raw = idling(account)
     threading.Timer(0.2, account.send).start()
     assert raw.line() == b"* 1 EXISTS\r\n"
     raw.send(b"DONE\r\n")
@@ -239,3 +235,28 @@ def test_a_conversation_sent_byte_by_byte_gets_the_same_answers(account: Account
         raw.close()
     assert answers[0] == answers[1]
     assert b"* 1 FETCH (UID 1 RFC822.SIZE %d)\r\n" % len(MAIL) in answers[0]
+
+
+def test_an_overlong_line_in_idle_ends_the_session(account: Account) -> None:
+    raw = idling(account)
+    raw.send(b"x" * 100 + b"\r\n")
+    assert raw.line() == b"* BYE line too long\r\n"
+    raw.close()
+
+
+def test_authenticate_plain_after_the_continuation(account: Account) -> None:
+    raw = Raw(account.server)
+    raw.line()
+    raw.send(b"a AUTHENTICATE PLAIN\r\n")
+    assert raw.line() == b"+ \r\n"
+    raw.send(base64.b64encode(f"\0{account.address}\0{account.password}".encode()) + b"\r\n")
+    assert raw.line().startswith(b"a OK")
+    raw.close()
+
+
+def test_authenticate_plain_with_bad_base64_is_bad(imap_server: InboxServer) -> None:
+    raw = Raw(imap_server)
+    raw.line()
+    raw.send(b"a AUTHENTICATE PLAIN !!!notbase64\r\n")
+    assert raw.line() == b"a BAD the PLAIN response is not base64\r\n"
+    raw.close()

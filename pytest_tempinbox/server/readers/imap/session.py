@@ -17,20 +17,29 @@ import re
 import weakref
 
 from ....errors import InboxNotFound, StoreUnavailable
-from ..session import ReaderSession
+from ..session import IdleTimeout, LineTooLong, ReaderSession
 from .fetch import parse_items, render
 from .mailbox import FLAGS, FlagBook, Mailbox, canonical_flags
 from .search import parse_search
 from .tokens import BadSyntax, Value, astring, parse_sequence_set
 from .wire import Command, CommandRefused, ConnectionEnds, read_command
 
-__all__ = ["BUSY", "FAILED_LOGIN_DELAY", "MAX_BAD_COMMANDS", "IMAPHandler", "handle"]
+__all__ = [
+    "BUSY",
+    "FAILED_LOGIN_DELAY",
+    "IDLE_TIMEOUT",
+    "MAX_BAD_COMMANDS",
+    "IMAPHandler",
+    "handle",
+]
 
 BUSY = b"* BYE [UNAVAILABLE] too many connections, try again later\r\n"
 """What a connection over the server's limit is told before it is closed."""
 
 MAX_BAD_COMMANDS = 20
 """Commands answered ``BAD`` in a session before it is closed."""
+IDLE_TIMEOUT = 30 * 60.0
+"""Seconds an IDLE command waits for DONE before the session is closed (RFC 3501 5.4)."""
 FAILED_LOGIN_DELAY = 0.5
 """Seconds a wrong user or password waits before its ``NO``."""
 _UTF7 = re.compile(r"(?:[\x20-\x25\x27-\x7e]|&-|&[A-Za-z0-9+,]+-)*\Z")
@@ -116,6 +125,18 @@ class _Session:
         except InboxNotFound:
             self.send(b"* BYE the inbox is gone (deleted or expired)\r\n")
         await self.io.drain()
+
+    async def read_line(self, limit: int, timeout: float | None = None) -> bytes:
+        """One line inside a command (an AUTHENTICATE response, IDLE's DONE)."""
+        try:
+            line = await self.io.readline(limit, timeout)
+        except LineTooLong:
+            raise ConnectionEnds(b"* BYE line too long\r\n") from None
+        except IdleTimeout:
+            raise ConnectionEnds(b"* BYE idle for too long\r\n") from None
+        if not line.endswith(b"\n"):
+            raise ConnectionEnds()
+        return line
 
     def refuse(self, tag: str, text: str) -> None:
         self.bad += 1
@@ -210,8 +231,7 @@ class _Session:
         else:
             self.send(b"+ \r\n")
             await self.io.drain()
-            line = await self.io.readline(8192)
-            response = line.strip()
+            response = (await self.read_line(8192)).strip()
             if response == b"*":
                 raise BadSyntax("authentication cancelled")
         try:
@@ -419,7 +439,7 @@ class _Session:
         store = self.context.store
         self.send(b"+ idling\r\n")
         await self.io.drain()
-        done = asyncio.ensure_future(self.io.readline(64, timeout=30 * 60.0))
+        done = asyncio.ensure_future(self.read_line(64, timeout=IDLE_TIMEOUT))
         try:
             while True:
                 cursor = store.cursor(self.address)
@@ -437,8 +457,6 @@ class _Session:
             if not done.done():
                 done.cancel()
         line = done.result()
-        if not line.endswith(b"\n"):
-            raise ConnectionEnds()
         if line.strip().upper() != b"DONE":
             raise BadSyntax("IDLE ends with DONE")
         return "IDLE terminated"
