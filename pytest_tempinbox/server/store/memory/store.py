@@ -313,6 +313,8 @@ class Store:
                     del self._arrivals[id]
                     self.stored_bytes -= size
                     inbox.stored_bytes -= size
+                    if self._book is not None:
+                        self._book.removed(inbox.owner, 1, size)
             return len(gone)
 
     def secret(self, name: str) -> bytes:
