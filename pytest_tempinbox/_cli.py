@@ -2,7 +2,8 @@
 
 Prints one line with the SMTP address and one with the API URL once both
 listeners accept connections, then a third with the inbox viewer's URL, and
-serves until SIGINT or SIGTERM.
+serves until SIGINT or SIGTERM. The module is long because every flag is
+declared here, with its help, in the one parser ``--help`` prints.
 """
 
 from __future__ import annotations
