@@ -260,6 +260,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="say at start how the process's limits were set: open files, listen backlog",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="serve the MCP endpoint for AI agents at /mcp on the API's port: tools to generate "
+        f"an inbox, wait for and read its mail (the mcp extra; {DOCS_URL}/mcp.md)",
+    )
     return parser
 
 
@@ -307,6 +313,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         tenants=options.tenants,
         rate_limits=rate_limits.from_arguments(options),
         quotas=quotas_of(options),
+        mcp=options.mcp,
         **limits,
     )
 

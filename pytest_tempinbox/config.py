@@ -180,6 +180,8 @@ class ServerConfig:
     ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
     values of the quotas (the ``--quota-*`` flags): with tenants, over the
     defaults and under each tenant's own; without, they hold for everyone.
+    ``mcp`` serves the MCP endpoint for agents at ``/mcp`` on the API's port
+    (the ``mcp`` extra; ``docs/mcp.md``).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -204,6 +206,7 @@ class ServerConfig:
         "max_stored_bytes",
         "max_streams",
         "max_streams_per_inbox",
+        "mcp",
         "message_size_limit",
         "provider_keys",
         "public_smtp",
@@ -255,6 +258,7 @@ class ServerConfig:
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
+        mcp: bool = False,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -309,6 +313,8 @@ class ServerConfig:
             )
         self.quotas: Quotas | None = quotas
         """The ``--quota-*`` flags' values; None: none given."""
+        self.mcp: bool = mcp
+        """Serve the MCP endpoint at ``/mcp`` (``--mcp``, the ``mcp`` extra; docs/mcp.md)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

@@ -128,6 +128,9 @@ class InboxServer:
     ``quotas`` (:class:`~pytest_tempinbox.quotas.Quotas`) are the server's
     quota values: each tenant's unless its file says otherwise, and without
     tenants everyone's (docs/tenants.md, "Quotas").
+    ``mcp`` serves the MCP endpoint for agents at ``/mcp`` on the API's port
+    (the ``mcp`` extra; docs/mcp.md): :meth:`start` raises
+    :class:`~pytest_tempinbox.errors.ServerStartError` without it.
 
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
@@ -176,6 +179,7 @@ class InboxServer:
         tenants: str | Tenants | None = None,
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
+        mcp: bool = False,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -211,6 +215,7 @@ class InboxServer:
                 tenants=tenants,
                 rate_limits=rate_limits,
                 quotas=quotas,
+                mcp=mcp,
             )
         )
 
@@ -387,10 +392,17 @@ class InboxServer:
         Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
         taken or the host cannot be bound, TLS is on and trustme is missing,
         ``event_loop`` is ``uvloop`` and uvloop is missing, or
-        the store does not answer (Redis unreachable).
+        the store does not answer (Redis unreachable), or ``mcp`` is on and the
+        MCP SDK is missing.
         """
         if self._thread is not None:
             raise RuntimeError("this server was already started")
+        if self.config.mcp:
+            import importlib.util
+
+            if importlib.util.find_spec("mcp") is None:
+                needed = "pip install 'pytest-tempinbox[mcp]'"
+                raise ServerStartError(f"the MCP endpoint (--mcp) needs the MCP SDK: {needed}")
         new_loop = loop_factory(self.config.event_loop)
         try:
             self.store.stats()  # the store answers: a Redis store reaches Redis
