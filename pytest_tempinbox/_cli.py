@@ -279,6 +279,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             "inbox's address, the password the one POST /api/generate gives (default: off)",
         )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="serve the MCP endpoint for AI agents at /mcp on the API's port: tools to generate "
+        f"an inbox, wait for and read its mail (the mcp extra; {DOCS_URL}/mcp.md)",
+    )
     return parser
 
 
@@ -329,6 +335,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         transcripts=options.transcripts,
         imap_port=options.imap_port,
         pop3_port=options.pop3_port,
+        mcp=options.mcp,
         **limits,
     )
 

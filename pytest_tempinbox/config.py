@@ -184,6 +184,8 @@ class ServerConfig:
     ``transcripts`` keeps each message's SMTP conversation (``docs/transcripts.md``).
     ``imap_port`` and ``pop3_port`` start the IMAP and POP3 readers (0: a free
     port; None: off; ``docs/readers.md``).
+    ``mcp`` serves the MCP endpoint for agents at ``/mcp`` on the API's port
+    (the ``mcp`` extra; ``docs/mcp.md``).
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -209,6 +211,7 @@ class ServerConfig:
         "max_stored_bytes",
         "max_streams",
         "max_streams_per_inbox",
+        "mcp",
         "message_size_limit",
         "pop3_port",
         "provider_keys",
@@ -265,6 +268,7 @@ class ServerConfig:
         transcripts: bool = True,
         imap_port: int | None = None,
         pop3_port: int | None = None,
+        mcp: bool = False,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -322,6 +326,8 @@ class ServerConfig:
         self.transcripts = transcripts
         self.imap_port: int | None = imap_port
         self.pop3_port: int | None = pop3_port
+        self.mcp: bool = mcp
+        """Serve the MCP endpoint at ``/mcp`` (``--mcp``, the ``mcp`` extra; docs/mcp.md)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):

@@ -137,6 +137,10 @@ class InboxServer:
     idle timeout and connection limit; their user is an inbox's address, their
     password the one ``POST /api/generate`` hands out (docs/readers.md).
 
+    ``mcp`` serves the MCP endpoint for agents at ``/mcp`` on the API's port
+    (the ``mcp`` extra; docs/mcp.md): :meth:`start` raises
+    :class:`~pytest_tempinbox.errors.ServerStartError` without it.
+
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
     None) in the ``tls`` mode given, which must not be ``off``. ``api_tls_cert``
@@ -187,6 +191,7 @@ class InboxServer:
         transcripts: bool = True,
         imap_port: int | None = None,
         pop3_port: int | None = None,
+        mcp: bool = False,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -225,6 +230,7 @@ class InboxServer:
                 transcripts=transcripts,
                 imap_port=imap_port,
                 pop3_port=pop3_port,
+                mcp=mcp,
             )
         )
 
@@ -419,10 +425,17 @@ class InboxServer:
         Raises :class:`~pytest_tempinbox.errors.ServerStartError` when a port is
         taken or the host cannot be bound, TLS is on and trustme is missing,
         ``event_loop`` is ``uvloop`` and uvloop is missing, or
-        the store does not answer (Redis unreachable).
+        the store does not answer (Redis unreachable), or ``mcp`` is on and the
+        MCP SDK is missing.
         """
         if self._thread is not None:
             raise RuntimeError("this server was already started")
+        if self.config.mcp:
+            import importlib.util
+
+            if importlib.util.find_spec("mcp") is None:
+                needed = "pip install 'pytest-tempinbox[mcp]'"
+                raise ServerStartError(f"the MCP endpoint (--mcp) needs the MCP SDK: {needed}")
         new_loop = loop_factory(self.config.event_loop)
         try:
             self.store.stats()  # the store answers: a Redis store reaches Redis

@@ -23,7 +23,7 @@ from .endpoints import Reply, encode_json, problem_reply
 from .request import Request
 from .tickets import TICKET_ROUTES, ticket_tenant
 
-__all__ = ["OPEN_ROUTES", "UNAUTHORIZED", "guarded", "inboxes"]
+__all__ = ["OPEN_ROUTES", "UNAUTHORIZED", "caller", "guarded", "inboxes", "unauthorized"]
 
 Endpoint = Callable[[Request], Awaitable[Reply]]
 
@@ -51,17 +51,12 @@ def guarded(name: str, endpoints: Mapping[str, Endpoint], tenants: Tenants) -> d
 
 def _guard(endpoint: Endpoint, tenants: Tenants, ticketed: bool = False) -> Endpoint:
     async def answer(request: Request) -> Reply:
-        tenant = _caller(request.headers.get("authorization"), tenants)
+        tenant = caller(request.headers.get("authorization"), tenants)
         if tenant is None and ticketed:
             address = request.args["email"]
             tenant = ticket_tenant(tenants, request.query.get("ticket"), address, time.time())
         if tenant is None:
-            return problem_reply(
-                401,
-                UNAUTHORIZED,
-                "this server has tenants: send Authorization: Bearer <your token>",
-                _CHALLENGE,
-            )
+            return unauthorized()
         request.tenant = tenant
         address = request.args.get("email")
         if address is not None and request.store.owner(address) != tenant:
@@ -73,7 +68,17 @@ def _guard(endpoint: Endpoint, tenants: Tenants, ticketed: bool = False) -> Endp
     return answer
 
 
-def _caller(authorization: str | None, tenants: Tenants) -> str | None:
+def unauthorized() -> Reply:
+    """The answer to a request without a tenant's token: ``401`` with ``WWW-Authenticate``."""
+    return problem_reply(
+        401,
+        UNAUTHORIZED,
+        "this server has tenants: send Authorization: Bearer <your token>",
+        _CHALLENGE,
+    )
+
+
+def caller(authorization: str | None, tenants: Tenants) -> str | None:
     """The tenant whose token the ``Authorization`` header carries; None for none or unknown."""
     if authorization is None:
         return None
