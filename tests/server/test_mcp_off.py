@@ -1,4 +1,4 @@
-"""Without ``--mcp`` the server has no MCP endpoint and never imports the SDK; without the SDK, one line."""
+"""Without ``--mcp``: no MCP endpoint and the SDK never imported; without the SDK, one line."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def test_a_server_without_mcp_never_imports_the_sdk() -> None:
         "from pytest_tempinbox.server.inbox_server import InboxServer\n"
         "with InboxServer() as server:\n"
         "    urllib.request.urlopen(server.api_url + '/info').read()\n"
-        "print(sorted(name for name in sys.modules if name.split('.')[0] in {'mcp', 'mcp_types'}))\n"
+        "print(sorted(name for name in sys.modules\n"
+        "             if name.split('.')[0] in {'mcp', 'mcp_types'}))\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True

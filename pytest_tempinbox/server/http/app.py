@@ -130,11 +130,11 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     ]
     routes = [_counting_long_polls(route, counters) for route in routes]
     if settings.config.mcp:  # the MCP SDK imported only then (docs/mcp.md)
+        from ..api.tenancy import unauthorized
         from .mcp_endpoint import MCP_PATH, McpEndpoint
 
-        routes.append(
-            Route(MCP_PATH, McpEndpoint(store, settings), methods=["GET", "POST", "DELETE"])
-        )
+        endpoint = McpEndpoint(store, settings, lambda: respond(unauthorized()))
+        routes.append(Route(MCP_PATH, endpoint, methods=["GET", "POST", "DELETE"]))
     app = Starlette(
         routes=routes,
         exception_handlers={

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
 from ..api.mcp_tools import TOOLS, ToolError, Tools
 from ..api.settings import ApiSettings
-from ..api.tenancy import caller, unauthorized
+from ..api.tenancy import caller
 from ..store.protocol import InboxStore
-from .app import respond
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         ListToolsResult,
         PaginatedRequestParams,
     )
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["MCP_PATH", "McpEndpoint"]
 
@@ -48,12 +48,16 @@ MCP_PATH = "/mcp"
 class McpEndpoint:
     """The ASGI app of ``/mcp``: the tools of ``store`` through the SDK's streamable HTTP."""
 
-    def __init__(self, store: InboxStore, settings: ApiSettings) -> None:
+    def __init__(
+        self, store: InboxStore, settings: ApiSettings, refusal: Callable[[], ASGIApp]
+    ) -> None:
+        """``refusal`` makes the API's own ``401``, for a request without a tenant's token."""
         from mcp.server.lowlevel import Server
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         self.tools = Tools(store, settings)
         self.tenants = settings.config.tenants
+        self._refusal = refusal
         server: Server[Any] = Server(
             "pytest-tempinbox",
             version=__version__,
@@ -77,7 +81,7 @@ class McpEndpoint:
             )
             token = None if authorization is None else authorization.decode("latin-1")
             if caller(token, self.tenants) is None:
-                await respond(unauthorized())(scope, receive, send)
+                await self._refusal()(scope, receive, send)
                 return
         await self._started()
         await self.manager.handle_request(scope, receive, send)

@@ -4,4 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'pytest-tempinbox[mcp]'")
+pytest.importorskip(
+    "mcp", reason="the MCP SDK is not installed: pip install 'pytest-tempinbox[mcp]'"
+)

@@ -54,7 +54,8 @@ def test_a_request_without_a_tenants_token_is_refused_as_the_api_refuses_it(
 
 @pytest.mark.asyncio
 async def test_the_sdks_client_without_a_token_cannot_start(tenant_mcp: InboxServer) -> None:
-    with pytest.raises(BaseException) as raised:  # the SDK's task group's: an exception group
+    # The SDK's task group raises an exception group around the SDK's own error.
+    with pytest.raises(BaseException) as raised:  # noqa: PT011
         async with agent(mcp_url(tenant_mcp)):
             pass
     (refused,) = _leaves(raised.value)
@@ -89,5 +90,7 @@ async def test_another_tenants_inbox_answers_as_one_that_does_not_exist(
             stranger = await failure(session, tool, email=theirs)
             missing = await failure(session, tool, email=nobody)
             assert stranger == missing.replace(nobody, theirs)
-    kept = requests.get(f"{tenant_mcp.api_url}/messages/{theirs}", headers=bearer(TOKEN_B), timeout=10)
+    kept = requests.get(
+        f"{tenant_mcp.api_url}/messages/{theirs}", headers=bearer(TOKEN_B), timeout=10
+    )
     assert [item["subject"] for item in kept.json()] == ["for team b only"]
