@@ -39,6 +39,24 @@ class IdleTimeout(Exception):
     """The client said nothing for the session's idle timeout: the protocol says bye and ends."""
 
 
+class _TLSStreamProtocol(asyncio.StreamReaderProtocol):
+    """The protocol of a connection's TLS streams, holding its clear-text writer.
+
+    From Python 3.13 on, a :class:`asyncio.StreamWriter` collected while its
+    transport is open closes that transport: the clear-text writer lives as
+    long as this protocol does, which is as long as the connection.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        clear_writer: asyncio.StreamWriter,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        super().__init__(reader, loop=loop)
+        self.clear_writer = clear_writer
+
+
 class ReaderSession:
     """One connection of an IMAP or POP3 client: its streams, its peer, the server's context."""
 
@@ -130,7 +148,7 @@ class ReaderSession:
         if transport is None:  # the connection was lost meanwhile
             raise ConnectionResetError("the connection closed during the TLS handshake")
         reader = asyncio.StreamReader(limit=STREAM_LIMIT, loop=loop)
-        fresh = asyncio.StreamReaderProtocol(reader, loop=loop)
+        fresh = _TLSStreamProtocol(reader, self.writer, loop=loop)
         transport.set_protocol(fresh)
         fresh.connection_made(transport)
         self.reader = reader
