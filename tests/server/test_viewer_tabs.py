@@ -34,7 +34,16 @@ def test_each_tab_shows_its_part(
 
     tabs = page.get_by_role("tablist", name="Parts of the message").get_by_role("tab")
     expect(tabs).to_have_text(
-        ["HTML", "Text", "Links (2)", "Attachments (1)", "Checks", "Headers", "Source"]
+        [
+            "HTML",
+            "Text",
+            "Links (2)",
+            "Attachments (1)",
+            "Checks",
+            "Headers",
+            "Source",
+            "Transcript",
+        ]
     )
     html_tab = page.get_by_role("tab", name="HTML")
     expect(html_tab).to_have_attribute("aria-selected", "true")
