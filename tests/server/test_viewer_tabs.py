@@ -105,11 +105,11 @@ def test_the_tabs_switch_by_keyboard_and_the_choice_is_kept(
     page.keyboard.press("ArrowRight")
     selected("Text")
     page.keyboard.press("End")
-    selected("Source")
+    selected("Transcript")
     page.keyboard.press("ArrowRight")  # wraps around
     selected("HTML")
     page.keyboard.press("ArrowLeft")
-    selected("Source")
+    selected("Transcript")
     page.keyboard.press("Home")
     selected("HTML")
     # Only the selected tab is in the Tab order; Tab goes on into the panel.
@@ -121,7 +121,9 @@ def test_the_tabs_switch_by_keyboard_and_the_choice_is_kept(
     viewer.message_button("Text only")()
     # That message has no links: its first part is shown, and its missing parts are hidden.
     expect(page.get_by_role("tab", name="Text")).to_have_attribute("aria-selected", "true")
-    expect(page.get_by_role("tab")).to_have_text(["Text", "Checks", "Headers", "Source"])
+    expect(page.get_by_role("tab")).to_have_text(
+        ["Text", "Checks", "Headers", "Source", "Transcript"]
+    )
 
     page.get_by_role("tab", name="Headers").click()
     viewer.message_button("Every part")()
