@@ -55,6 +55,10 @@ def test_aioimaplib_logs_in_and_fetches_by_uid(account: Account) -> None:
         await client.select("INBOX")
         response = await client.uid("fetch", "1", "(BODY.PEEK[])")
         await client.logout()
+        # aioimaplib leaves its connection open after LOGOUT: closed here, and the
+        # loop turned once so that it is gone before asyncio.run() closes the loop.
+        client.protocol.transport.close()
+        await asyncio.sleep(0.01)
         assert response.result == "OK"
         return bytes(response.lines[1])
 
