@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 import requests
 
-from pytest_tempinbox.errors import StoreUnavailable
+from pytest_tempinbox.errors import QuotaExceeded, StoreUnavailable
 from pytest_tempinbox.models import ProviderRecord
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.store.memory.store import Store
@@ -45,16 +45,23 @@ class FlakyStore(Store):
         self._check()
         return await super().accepts(address)
 
+    async def admits(self, address: str) -> bool | QuotaExceeded:
+        """Tell whether ``address`` may pass RCPT, unless the store is down."""
+        self._check()
+        return await super().admits(address)
+
     async def deliver(
         self,
         mail_from: str,
         rcpt_to: Sequence[str],
         raw: bytes,
         provider: ProviderRecord | None = None,
+        *,
+        within_quotas: bool = False,
     ) -> list[StoredMessage]:
         """Store the message, unless the store is down."""
         self._check()
-        return await super().deliver(mail_from, rcpt_to, raw, provider)
+        return await super().deliver(mail_from, rcpt_to, raw, provider, within_quotas=within_quotas)
 
     def messages(self, address: str, after: str | None = None) -> list[StoredMessage]:
         """The inbox's messages, unless the store is down."""

@@ -65,6 +65,10 @@ class ClientCounts:
             self.open.pop(address, None)
 
 
+# The lane's own command: called directly, it costs no super() on every command line.
+_serve_command = FastLane._command
+
+
 class LimitedSession(LaneSession):
     """A lane's session that counts its commands, for aiosmtpd to go on from after a hand-over."""
 
@@ -111,20 +115,21 @@ class LimitedLane(FastLane):
 
     def _command(self, raw: bytes) -> bool:
         limit = self._counts.commands
-        if limit is not None:
-            self._session.commands += 1
-            if self._session.commands > limit:
-                self._reply(TOO_MANY_COMMANDS)
-                self._flush()
-                assert self.transport is not None
-                self.transport.close()
-                self._gone = True
-                return True
-            if not super()._command(raw):  # aiosmtpd serves it, and counts it
-                self._session.commands -= 1
-                return False
+        if limit is None:
+            return _serve_command(self, raw)
+        session = self._session
+        session.commands += 1
+        if session.commands > limit:
+            self._reply(TOO_MANY_COMMANDS)
+            self._flush()
+            assert self.transport is not None
+            self.transport.close()
+            self._gone = True
             return True
-        return super()._command(raw)
+        if _serve_command(self, raw):
+            return True
+        session.commands -= 1  # aiosmtpd serves it, and counts it
+        return False
 
     def _hand_over(self) -> None:
         # aiosmtpd's protocol counts the connection in again as it takes it over.

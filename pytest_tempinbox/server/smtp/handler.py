@@ -150,14 +150,15 @@ class InboxHandler:
             return f"452 4.5.3 Too many recipients: at most {self.max_recipients} per message"
         tenant = session_tenant(session) if self.tenant_logins else None
         try:
-            if not await self.store.accepts(address) or (
-                tenant is not None and not self._reaches(tenant, address)
-            ):
+            store = self.store
+            # With quotas, one look-up tells both whether the inbox is live and its room.
+            verdict = await (
+                store.accepts(address) if store.quotas is None else store.admits(address)
+            )
+            if verdict is False or (tenant is not None and not self._reaches(tenant, address)):
                 return self._refuse(session, address, tenant)
-            if self.store.quotas is not None:
-                over = await self.store.quota_room(address, None)
-                if over is not None:
-                    return _over_quota(over)
+            if verdict is not True:
+                return _over_quota(verdict)
             fault = await self._take_fault(envelope, address, "rcpt")
             if fault is not None:
                 reply = await _strike(server, fault)
@@ -195,14 +196,16 @@ class InboxHandler:
                 reply = await _strike(server, data_answer(faults))
                 if reply is not None:
                     return reply
-            if self.store.quotas is not None:
-                for address in dict.fromkeys(envelope.rcpt_tos):
-                    over = await self.store.quota_room(address, len(raw))
-                    if over is not None:
-                        return _over_quota(over)
-            stored = await self.store.deliver(mail_from, envelope.rcpt_tos, raw)
+            if self.store.quotas is None:
+                stored = await self.store.deliver(mail_from, envelope.rcpt_tos, raw)
+            else:
+                stored = await self.store.deliver(
+                    mail_from, envelope.rcpt_tos, raw, within_quotas=True
+                )
         except StoreUnavailable as exc:
             return self._store_down(exc)
+        except QuotaExceeded as over:
+            return _over_quota(over)
         if not stored:
             # Every recipient was deleted between RCPT and the end of DATA.
             return "554 5.1.1 No live recipients left: the inboxes were deleted"

@@ -233,17 +233,33 @@ class InboxStore(Protocol):
         """
         ...
 
+    async def admits(self, address: str) -> bool | QuotaExceeded:
+        """Whether ``RCPT TO:<address>`` may pass, on a server with quotas: one look-up.
+
+        False when :meth:`accepts` would say False; the ``messages`` quota the
+        inbox's tenant holds, as :meth:`quota_room` with ``size`` None gives
+        it, when one more message would pass it; else True. Raises nothing but
+        :class:`~pytest_tempinbox.errors.StoreUnavailable`.
+        """
+        ...
+
     async def deliver(
         self,
         mail_from: str,
         rcpt_to: Sequence[str],
         raw: bytes,
         provider: ProviderRecord | None = None,
+        *,
+        within_quotas: bool = False,
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
 
         ``provider`` is the record of a send through a provider's API, kept
         with each copy and read back with it (None, for SMTP mail, costs nothing).
+        With ``within_quotas`` on a server with quotas, a live recipient whose
+        tenant this message would take over its ``messages`` or ``bytes``
+        quota (:meth:`quota_room`) raises
+        :class:`~pytest_tempinbox.errors.QuotaExceeded`, and nothing is stored.
 
         Recipients without a live inbox, and repeats of one (any case, or
         another of its sub-addresses), get nothing; no recipient raises.

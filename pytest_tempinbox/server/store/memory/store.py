@@ -237,21 +237,30 @@ class Store:
         rcpt_to: Sequence[str],
         raw: bytes,
         provider: ProviderRecord | None = None,
+        *,
+        within_quotas: bool = False,
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to`` and wake their waiters.
 
         Recipients without a live inbox (and repeats) get nothing. Returns the
         stored copies; an empty list means nobody was there to receive it.
+        ``within_quotas``: the quotas are checked under the same lock, so that
+        a delivery's check and its count are one step.
         """
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
         stored = []
         book = self._book
         with self._lock:
-            for address in dict.fromkeys(recipient_inbox(rcpt)[0] for rcpt in rcpt_to):
-                inbox = self._live(address)
-                if inbox is None:
-                    continue
+            keys = dict.fromkeys(recipient_inbox(rcpt)[0] for rcpt in rcpt_to)
+            inboxes = [inbox for key in keys if (inbox := self._live(key)) is not None]
+            if within_quotas and book is not None and self.quotas is not None:
+                everyone = (len(self._arrivals), self.stored_bytes)
+                for inbox in inboxes:
+                    over = book.room(self.quotas.of(inbox.owner), inbox.owner, len(raw), everyone)
+                    if over is not None:
+                        raise over
+            for inbox in inboxes:
                 inbox.last_uid += 1
                 message = StoredMessage(
                     self._next_id(),
@@ -504,6 +513,19 @@ class Store:
         with self._lock:
             inbox = self._live(recipient_inbox(address)[0])
             return None if inbox is None else inbox.faults.take(stage)
+
+    async def admits(self, address: str) -> bool | QuotaExceeded:
+        """Whether ``RCPT TO:<address>`` may pass: False (no live inbox), a quota held, or True."""
+        inbox = self._live(recipient_inbox(address)[0])
+        if inbox is None:
+            return False
+        book, quotas = self._book, self.quotas
+        if book is None or quotas is None:
+            return True
+        # Read without the lock: RCPT's check is a courtesy, DATA's (in deliver) is the one
+        # that counts, and reading these numbers cannot see them half-written.
+        everyone = (len(self._arrivals), self.stored_bytes)
+        return book.room(quotas.of(inbox.owner), inbox.owner, None, everyone) or True
 
     async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
         """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room."""

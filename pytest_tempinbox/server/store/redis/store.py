@@ -294,6 +294,12 @@ class RedisStore:
             self._live.remember(address, ttl)
         return RedisInbox(address, created, ttl_text, str(gen).encode())
 
+    async def admits(self, address: str) -> bool | QuotaExceeded:
+        """Whether ``RCPT TO:<address>`` may pass: :meth:`accepts`, then :meth:`quota_room`."""
+        if not await self.accepts(address):
+            return False
+        return await self.quota_room(address, None) or True
+
     async def quota_room(self, address: str, size: int | None) -> QuotaExceeded | None:
         """The ``messages`` or ``bytes`` quota mail to ``address`` would pass; None: room.
 
@@ -400,13 +406,21 @@ class RedisStore:
         rcpt_to: Sequence[str],
         raw: bytes,
         provider: ProviderRecord | None = None,
+        *,
+        within_quotas: bool = False,
     ) -> list[StoredMessage]:
         """Store one copy of ``raw`` in each live inbox among ``rcpt_to``: one round trip.
 
         The copies are in Redis when it returns, and every process's waits on
         those inboxes are woken. A provider's record rides in the envelope's
         header, as its fourth item (SMTP mail's header has three).
+        ``within_quotas`` asks :meth:`quota_room` first, a round trip a recipient.
         """
+        if within_quotas and self.quotas is not None:
+            for rcpt in dict.fromkeys(rcpt_to):
+                over = await self.quota_room(rcpt, len(raw))
+                if over is not None:
+                    raise over
         envelope = Envelope(mail_from=mail_from, rcpt_to=tuple(rcpt_to))
         received_at = datetime.now(timezone.utc)
         items: list[Any] = [mail_from, list(rcpt_to), received_at.isoformat()]
