@@ -28,43 +28,23 @@ def crlf(raw: bytes) -> bytes:
     return raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
+def curl_imap(account: Account, path: str) -> bytes:
+    """What ``curl imap://`` prints for ``path`` on the account's server, logged in as it."""
+    url = f"imap://{account.server.smtp_host}:{account.server.imap_port}/{path}"
+    login = f"{account.address}:{account.password}"
+    command = ["curl", "--silent", "--show-error", "--user", login, url]
+    return subprocess.run(command, capture_output=True, check=True, timeout=20).stdout
+
+
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_fetches_a_message_by_uid(account: Account) -> None:
     account.send(crlf(CORPUS_MAIL))
-    url = f"imap://{account.server.smtp_host}:{account.server.imap_port}/INBOX;UID=1"
-    fetched = subprocess.run(
-        [
-            "curl",
-            "--silent",
-            "--show-error",
-            "--user",
-            f"{account.address}:{account.password}",
-            url,
-        ],
-        capture_output=True,
-        check=True,
-        timeout=20,
-    )
-    assert fetched.stdout == crlf(CORPUS_MAIL)
+    assert curl_imap(account, "INBOX;UID=1") == crlf(CORPUS_MAIL)
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_lists_the_mailboxes(account: Account) -> None:
-    url = f"imap://{account.server.smtp_host}:{account.server.imap_port}/"
-    listed = subprocess.run(
-        [
-            "curl",
-            "--silent",
-            "--show-error",
-            "--user",
-            f"{account.address}:{account.password}",
-            url,
-        ],
-        capture_output=True,
-        check=True,
-        timeout=20,
-    )
-    assert listed.stdout == b'* LIST (\\HasNoChildren) "/" INBOX\r\n'
+    assert curl_imap(account, "") == b'* LIST (\\HasNoChildren) "/" INBOX\r\n'
 
 
 @pytest.mark.skipif(shutil.which("fetchmail") is None, reason="fetchmail is not installed")

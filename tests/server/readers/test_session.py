@@ -159,34 +159,32 @@ def test_connections_over_the_limit_are_told_busy() -> None:
         made.close()
 
 
-def test_start_tls_upgrades_the_session_in_place() -> None:
+def start_tls_and_echo(sent: bytes, then: bytes) -> bytes:
+    """Send ``sent`` (the TLS command and what follows it in clear), then ``then`` over TLS.
+
+    Returns the server's answer to ``then``.
+    """
     made = Served(tls="starttls")
     try:
         with made.connect() as conn:
             replies = lines(conn)
             next(replies)
-            conn.sendall(b"TLS\r\n")
+            conn.sendall(sent)
             assert next(replies) == b"+ go ahead\r\n"
             with made.client_tls().wrap_socket(conn, server_hostname="localhost") as secure:
-                secure.sendall(b"hi\r\n")
-                assert next(lines(secure)) == b"= tls hi\r\n"
+                secure.sendall(then)
+                return next(lines(secure))
     finally:
         made.close()
+
+
+def test_start_tls_upgrades_the_session_in_place() -> None:
+    assert start_tls_and_echo(b"TLS\r\n", b"hi\r\n") == b"= tls hi\r\n"
 
 
 def test_what_is_sent_in_clear_after_the_tls_command_is_dropped() -> None:
-    made = Served(tls="starttls")
-    try:
-        with made.connect() as conn:
-            replies = lines(conn)
-            next(replies)
-            conn.sendall(b"TLS\r\ninjected\r\n")
-            assert next(replies) == b"+ go ahead\r\n"
-            with made.client_tls().wrap_socket(conn, server_hostname="localhost") as secure:
-                secure.sendall(b"after\r\n")
-                assert next(lines(secure)) == b"= tls after\r\n"
-    finally:
-        made.close()
+    answer = start_tls_and_echo(b"TLS\r\ninjected\r\n", b"after\r\n")
+    assert answer == b"= tls after\r\n"
 
 
 def test_implicit_tls_wraps_each_connection_at_accept() -> None:
