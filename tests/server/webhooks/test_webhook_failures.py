@@ -1,0 +1,149 @@
+"""A webhook that fails: retried on 5xx, 429 and timeouts, not on 4xx or 3xx; never slowing SMTP."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import requests
+
+from pytest_tempinbox import TempInboxClient
+from pytest_tempinbox.server.inbox_server import InboxServer
+
+from .webhooks_support import Receiver, closed_port_url, send
+
+QUICK_RETRY = 0.05
+
+
+def _server(url: str, *, queue_length: int | None = None) -> InboxServer:
+    server = InboxServer(webhooks=[url])
+    assert server.webhooks is not None
+    server.webhooks.first_retry = QUICK_RETRY
+    if queue_length is not None:
+        server.webhooks.queue_length = queue_length
+    return server
+
+
+def _counts(server: InboxServer) -> dict[str, int]:
+    assert server.webhooks is not None
+    return server.webhooks.metrics()
+
+
+def _settled(server: InboxServer, timeout: float = 10.0) -> dict[str, int]:
+    """The counters once nothing waits any more (every event sent, failed or dropped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        counts = _counts(server)
+        if counts["queued"] == 0 and counts["sent"] + counts["failed"] > 0:
+            return counts
+        time.sleep(0.02)
+    raise AssertionError(f"the webhooks did not settle within {timeout} s: {_counts(server)}")
+
+
+def test_a_5xx_is_retried_with_the_same_delivery_id_until_it_succeeds() -> None:
+    with (
+        Receiver([500, 503]) as receiver,
+        _server(receiver.url) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        send(server, client.generate().address)
+        hits = receiver.wait_for(3)
+        counts = _settled(server)
+    assert len({hit.headers["x-tempinbox-delivery"] for hit in hits}) == 1
+    assert (counts["sent"], counts["retried"], counts["failed"]) == (1, 2, 0)
+
+
+def test_a_429_is_retried() -> None:
+    with (
+        Receiver([429]) as receiver,
+        _server(receiver.url) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        send(server, client.generate().address)
+        receiver.wait_for(2)
+        counts = _settled(server)
+    assert (counts["sent"], counts["retried"]) == (1, 1)
+
+
+def test_a_400_is_not_retried() -> None:
+    with (
+        Receiver([400]) as receiver,
+        _server(receiver.url) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        send(server, client.generate().address)
+        receiver.wait_for(1)
+        counts = _settled(server)
+        hits = receiver.quiet_for(QUICK_RETRY * 10)
+    assert len(hits) == 1
+    assert (counts["failed"], counts["retried"], counts["sent"]) == (1, 0, 0)
+
+
+def test_a_redirect_is_not_followed_and_counts_as_failed() -> None:
+    with (
+        Receiver() as elsewhere,
+        Receiver([307], location=elsewhere.url) as receiver,
+        _server(receiver.url) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        send(server, client.generate().address)
+        receiver.wait_for(1)
+        counts = _settled(server)
+        followed = elsewhere.quiet_for(QUICK_RETRY * 10)
+    assert followed == []
+    assert (counts["failed"], counts["retried"]) == (1, 0)
+
+
+def test_an_endpoint_that_never_answers_times_out_and_is_retried() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # connects, never answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
+        with _server(url) as server, TempInboxClient(server.api_url) as client:
+            assert server.webhooks is not None
+            server.webhooks.attempt_timeout = 0.2
+            send(server, client.generate().address)
+            deadline = time.monotonic() + 10
+            while _counts(server)["retried"] < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+    assert _counts(server)["retried"] >= 1
+
+
+def test_a_dead_endpoint_does_not_hold_up_delivery() -> None:
+    with (
+        _server(closed_port_url()) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        inbox = client.generate()
+        started = time.monotonic()
+        for number in range(20):
+            send(server, inbox.address, subject=f"Mail {number}")
+        sending = time.monotonic() - started
+        assert len(inbox.wait_for_messages(20, timeout=10)) == 20
+        counts = _settled(server, timeout=20)
+    assert sending < 5
+    assert counts["failed"] == 20
+    assert counts["retried"] == 20 * 5  # six attempts each
+
+
+def test_beyond_the_queue_s_length_events_are_dropped_and_counted_in_metrics() -> None:
+    with (
+        _server(closed_port_url(), queue_length=2) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        assert server.webhooks is not None
+        server.webhooks.first_retry = 60  # failed attempts wait: the queue stays full
+        inbox = client.generate()
+        for number in range(10):
+            send(server, inbox.address, subject=f"Mail {number}")
+        assert len(inbox.wait_for_messages(10, timeout=10)) == 10
+        metrics = requests.get(server.api_url.removesuffix("/api") + "/metrics", timeout=10).text
+    dropped = _metric(metrics, "tempinbox_webhooks_dropped_total")
+    assert dropped >= 8 - 1  # two waiting, at most one more in flight when the queue filled
+    assert _metric(metrics, "tempinbox_webhook_queue") == 2
+    assert _metric(metrics, "tempinbox_webhooks_sent_total") == 0
+
+
+def _metric(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {name} in the metrics:\n{text}")
