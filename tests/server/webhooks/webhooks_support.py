@@ -107,3 +107,12 @@ def send(server: InboxServer, address: str, subject: str = "Welcome") -> None:
     message = f"From: app@example.test\r\nTo: {address}\r\nSubject: {subject}\r\n\r\nHello.\r\n"
     with smtplib.SMTP(server.smtp_host, server.smtp_port) as client:
         client.sendmail("app@example.test", [address], message.encode())
+
+
+def expected_signature(secret: str, hit: Hit) -> str:
+    """The ``X-Tempinbox-Signature`` that ``hit`` must carry when signed with ``secret``."""
+    import hashlib
+    import hmac
+
+    signed = hit.headers["x-tempinbox-timestamp"].encode() + b"." + hit.body
+    return "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
