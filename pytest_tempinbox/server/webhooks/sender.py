@@ -2,56 +2,56 @@
 
 :meth:`Webhooks.announce` is all a delivery or a deletion pays: an append to a
 bounded queue (O(1), never waiting; from any thread), or, beyond
-:data:`QUEUE_LENGTH` events waiting, a drop that is counted. :data:`SENDERS`
-tasks on the server's loop drain it: each event becomes one job per webhook
+:data:`QUEUE_LENGTH` events waiting, a drop that is counted. One dispatcher
+task on the server's loop drains it: each event becomes one job per webhook
 that hears it (the server's, and its tenant's), each job one POST
-(:mod:`.client`) of at most :data:`ATTEMPT_TIMEOUT` seconds. A connection
-error, a timeout, a 429 or a 5xx is tried again, :data:`ATTEMPTS` times in all,
-after a backoff that doubles from :data:`FIRST_RETRY` seconds with jitter
-(about a minute in all); another 4xx, a 3xx (redirects are not followed) or an
-answer that is not HTTP fails at once. The counters are read by ``GET /metrics``.
+(:mod:`.client`) of at most :data:`ATTEMPT_TIMEOUT` seconds, :data:`SENDERS`
+at once.
+
+A connection error, a timeout, a 429 or a 5xx is tried again, :data:`ATTEMPTS`
+times in all; another 4xx, a 3xx (redirects are not followed) or an answer
+that is not HTTP fails at once. The backoff is the webhook's, not each job's:
+a failure marks the endpoint down for a time that doubles from
+:data:`FIRST_RETRY` seconds (x0.5 to x1.5 jitter), and meanwhile its jobs
+wait without trying (so a dead endpoint costs a connection attempt per
+backoff, not per message); then one of them tries again, and a success lets
+the others go. A job still unsent :data:`GIVE_UP_AFTER` retries' time after
+its event is given up. The counters are read by ``GET /metrics``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
-import hmac
-import json
+import contextlib
 import logging
 import random
 import threading
-import time
-import uuid
-from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..._version import __version__
 from ...errors import InboxNotFound, StoreUnavailable
-from ...webhook_urls import WebhookTarget, webhook_target
 from .client import BadResponse, post
+from .events import Event, Job, Webhook, request_headers
 
 if TYPE_CHECKING:
     from ...config import ServerConfig
-    from ..store.protocol import InboxStore, StoredMessage
+    from ..store.protocol import InboxStore
 
 __all__ = [
     "ATTEMPTS",
     "ATTEMPT_TIMEOUT",
     "FIRST_RETRY",
+    "GIVE_UP_AFTER",
     "QUEUE_LENGTH",
     "SENDERS",
-    "Event",
-    "Webhook",
     "Webhooks",
 ]
 
 log = logging.getLogger(__name__)
 
 QUEUE_LENGTH = 10_000
-"""Events and retries waiting at most; one more is dropped and counted."""
+"""Events and jobs waiting at most; one more is dropped and counted."""
 SENDERS = 8
 """POSTs in flight at most, to all webhooks together."""
 ATTEMPT_TIMEOUT = 10.0
@@ -59,86 +59,21 @@ ATTEMPT_TIMEOUT = 10.0
 ATTEMPTS = 6
 """Attempts per event and webhook, the first included."""
 FIRST_RETRY = 2.0
-"""Seconds before the first retry; each next one waits twice as long (x0.5 to x1.5 jitter)."""
-
-USER_AGENT = f"pytest-tempinbox/{__version__} (webhooks)"
-_SUMMARY_LEFT_OUT = ("text", "html")
-
-
-class Webhook:
-    """One endpoint: its URL, its secret (None: unsigned), and whose inboxes it hears."""
-
-    __slots__ = ("secret", "target", "tenant", "url")
-
-    def __init__(self, url: str, secret: str | None, tenant: str | None = None) -> None:
-        self.url = url
-        self.target: WebhookTarget = webhook_target(url)
-        self.secret = None if secret is None else secret.encode("utf-8")
-        self.tenant = tenant
-        """The tenant whose inboxes alone it hears; None: every inbox (``--webhook``)."""
-
-    def __repr__(self) -> str:
-        return f"<Webhook {self.target.scheme}://{self.target.host_header}>"  # no path, no secret
+"""Seconds an endpoint is left alone after a failure; each next failure doubles it."""
+GIVE_UP_AFTER = 45
+"""A job unsent after this many times :data:`FIRST_RETRY` (90 s) is given up."""
 
 
-class Event:
-    """One delivery (``message.received``) or deletion (``inbox.deleted``) to tell of."""
+class _Gate:
+    """One webhook's state: up, or down until a time, with the jobs that wait for it."""
 
-    __slots__ = ("_body", "at", "email", "extra", "message", "name", "owner")
+    __slots__ = ("failures", "parked", "probing", "timer")
 
-    def __init__(
-        self,
-        name: str,
-        email: str,
-        message: StoredMessage | None = None,
-        extra: dict[str, object] | None = None,
-        owner: str | bool | None = False,
-    ) -> None:
-        self.name = name
-        self.email = email
-        self.message = message
-        self.extra = extra or {}
-        self.owner = owner
-        """The inbox's tenant (None: no tenant); False: not looked up yet."""
-        self.at = datetime.now(timezone.utc)
-        self._body: bytes | None = None
-
-    async def body(self, messages_url: str) -> bytes:
-        """The JSON body, made once (the message parsed off the loop) for every webhook."""
-        if self._body is None:
-            data: dict[str, object] = {"event": self.name, "email": self.email}
-            message = self.message
-            stamp = _stamp(self.at if message is None else message.received_at)
-            if message is not None:
-                encoded = await asyncio.to_thread(lambda: message.json)
-                summary = json.loads(encoded)
-                for key in _SUMMARY_LEFT_OUT:
-                    summary.pop(key, None)
-                data["message"] = summary
-                data["message_url"] = f"{messages_url}/{self.email}/{message.id}"
-                data["delivered_at"] = stamp
-            else:
-                data["deleted_at"] = stamp
-            data.update(self.extra)
-            self._body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-        return self._body
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class _Job:
-    __slots__ = ("attempt", "delivery", "event", "webhook")
-
-    def __init__(self, event: Event, webhook: Webhook) -> None:
-        self.event = event
-        self.webhook = webhook
-        self.delivery = str(uuid.uuid4())  # the same across the job's retries
-        self.attempt = 0
-
-
-_Item = Event | _Job
+    def __init__(self) -> None:
+        self.failures = 0  # in a row
+        self.parked: collections.deque[Job] = collections.deque()
+        self.probing = False  # down: one job is trying, or the backoff runs
+        self.timer: asyncio.TimerHandle | None = None
 
 
 class Webhooks:
@@ -153,12 +88,14 @@ class Webhooks:
         self.attempt_timeout = ATTEMPT_TIMEOUT
         self.queue_length = QUEUE_LENGTH
         self.counts = dict.fromkeys(("sent", "failed", "retried", "dropped"), 0)
-        self._items: collections.deque[_Item] = collections.deque()
-        self._waiting = 0  # jobs sleeping before a retry
+        self._items: collections.deque[Event | Job] = collections.deque()
+        self._gates = {id(hook): _Gate() for hook in self.hooks}
+        self._parked = 0  # jobs waiting for their endpoint, all gates together
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._wake: asyncio.Event | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._slots: asyncio.Semaphore | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._store: InboxStore | None = None
 
     @classmethod
@@ -171,27 +108,31 @@ class Webhooks:
         return cls(hooks, messages_url)
 
     def pending(self) -> int:
-        """Events and jobs queued or waiting for a retry now (the queue-length gauge)."""
-        return len(self._items) + self._waiting
+        """Events and jobs queued or waiting for their endpoint now (the queue-length gauge)."""
+        return len(self._items) + self._parked
 
     def metrics(self) -> dict[str, int]:
         """The counters and the queue's length, as ``GET /metrics`` reports them."""
         return {**self.counts, "queued": self.pending()}
 
     def start(self, store: InboxStore) -> None:
-        """Start the senders on the running loop; ``store`` tells an inbox's tenant."""
+        """Start the dispatcher on the running loop; ``store`` tells an inbox's tenant."""
         self._store = store
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._wake = asyncio.Event()
-        self._tasks = [self._loop.create_task(self._send_forever()) for _ in range(SENDERS)]
+        self._slots = asyncio.Semaphore(SENDERS)
+        self._spawn(self._dispatch())
 
     async def stop(self) -> None:
-        """Stop the senders; what is still queued is not sent."""
-        for task in self._tasks:
+        """Stop sending; what is still waiting is not sent."""
+        for gate in self._gates.values():
+            if gate.timer is not None:
+                gate.timer.cancel()
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def announce(self, event: Event) -> None:
         """Queue ``event`` for its webhooks, or drop and count it when the queue is full.
@@ -202,114 +143,169 @@ class Webhooks:
             self.counts["dropped"] += 1
             return
         self._items.append(event)
-        self._notify()
-
-    def _notify(self) -> None:
         loop, wake = self._loop, self._wake
-        if loop is None or wake is None:
+        if loop is None or wake is None or wake.is_set():
             return
         if threading.get_ident() == self._loop_thread:
             wake.set()
         else:
             loop.call_soon_threadsafe(wake.set)
 
-    async def _send_forever(self) -> None:
-        assert self._wake is not None
-        while True:
-            while not self._items:
-                self._wake.clear()
-                await self._wake.wait()
-            item = self._items.popleft()
-            try:
-                if isinstance(item, Event):
-                    await self._fan_out(item)
-                else:
-                    await self._attempt(item)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a bug must not end a sender: log it and go on
-                log.exception("a webhook event could not be sent")
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        assert self._loop is not None
+        task = self._loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-    async def _fan_out(self, event: Event) -> None:
-        owner = event.owner
-        if owner is False and self.by_tenant:
-            owner = await self._owner(event.email)
+    async def _dispatch(self) -> None:
+        assert self._wake is not None
+        assert self._slots is not None
+        items, wake, slots = self._items, self._wake, self._slots
+        while True:
+            if not items:
+                wake.clear()
+                await wake.wait()
+                continue
+            item = items.popleft()
+            if isinstance(item, Event):
+                if item.owner is False and self.by_tenant:
+                    self._spawn(self._fan_out_later(item))
+                else:
+                    self._fan_out(item)
+                continue
+            gate = self._gates[id(item.webhook)]
+            if gate.probing:
+                self._park(gate, item)
+                continue
+            await slots.acquire()
+            self._spawn(self._attempt(item, gate))
+
+    def _fan_out(self, event: Event) -> None:
+        assert self._loop is not None
+        given_up_at = self._loop.time() + self.first_retry * GIVE_UP_AFTER
         for hook in self.hooks:
-            if hook.tenant is not None and hook.tenant != owner:
+            if hook.tenant is not None and hook.tenant != event.owner:
                 continue  # a tenant's webhook hears its own inboxes only
             if self.pending() >= self.queue_length:
                 self.counts["dropped"] += 1
                 continue
-            self._items.append(_Job(event, hook))
-        self._notify()
+            self._items.append(Job(event, hook, given_up_at))
 
-    async def _owner(self, address: str) -> str | None:
-        store = self._store
-        if store is None:
-            return None
+    async def _fan_out_later(self, event: Event) -> None:
+        event.owner = None
+        if self._store is not None:
+            # Gone meanwhile: only the server-wide webhooks hear of it.
+            with contextlib.suppress(InboxNotFound, StoreUnavailable):
+                event.owner = await asyncio.to_thread(self._store.owner, event.email)
+        self._fan_out(event)
+        assert self._wake is not None
+        self._wake.set()
+
+    def _park(self, gate: _Gate, job: Job) -> None:
+        gate.parked.append(job)
+        self._parked += 1
+
+    async def _attempt(self, job: Job, gate: _Gate) -> None:
+        assert self._slots is not None
         try:
-            return await asyncio.to_thread(store.owner, address)
-        except (InboxNotFound, StoreUnavailable):
-            return None  # gone meanwhile: only the server-wide webhooks hear of it
+            outcome = await self._post(job)
+        finally:
+            self._slots.release()
+        if outcome is None:
+            self.counts["sent"] += 1
+            self._endpoint_up(gate)
+        elif outcome.startswith("!"):  # refused for good: the endpoint answers
+            self._fail(job, outcome[1:])
+            self._endpoint_up(gate)
+        elif job.attempt >= ATTEMPTS:
+            self._fail(job, f"{outcome}, after {job.attempt} attempts")
+            self._endpoint_down(gate, job.webhook, outcome)
+        else:
+            self.counts["retried"] += 1
+            gate.parked.appendleft(job)  # first in line when the endpoint is tried again
+            self._parked += 1
+            self._endpoint_down(gate, job.webhook, outcome)
 
-    async def _attempt(self, job: _Job) -> None:
+    async def _post(self, job: Job) -> str | None:
+        """None: sent; a reason to retry; or ``!`` and a reason not to."""
         job.attempt += 1
         hook, event = job.webhook, job.event
         messages_url = self._messages_url()
 
         def headers(body: bytes) -> list[tuple[str, str]]:
-            return _headers(hook, event.name, job.delivery, body)
+            return request_headers(hook, event.name, job.delivery, body)
 
         try:
             status = await post(
                 hook.target, headers, lambda: event.body(messages_url), self.attempt_timeout
             )
         except (OSError, TimeoutError) as exc:
-            self._retry_or_fail(job, f"{type(exc).__name__}: {exc}")
-            return
+            return f"{type(exc).__name__}: {exc}"
         except BadResponse as exc:
-            self._fail(job, str(exc))
-            return
+            return f"!{exc}"
+        except Exception as exc:  # a bug must not stop the webhooks: log it, give the job up
+            log.exception("webhook %r: %s %s failed", hook, event.name, job.delivery)
+            return f"!{type(exc).__name__}"
         if 200 <= status < 300:
-            self.counts["sent"] += 1
-        elif status == 429 or status >= 500:
-            self._retry_or_fail(job, f"status {status}")
-        else:  # another 4xx, or a redirect, which is not followed
-            self._fail(job, f"status {status}")
+            return None
+        if status == 429 or status >= 500:
+            return f"status {status}"
+        return f"!status {status}"  # another 4xx, or a redirect, which is not followed
 
-    def _retry_or_fail(self, job: _Job, reason: str) -> None:
-        if job.attempt >= ATTEMPTS:
-            self._fail(job, f"{reason}, after {job.attempt} attempts")
-            return
+    def _endpoint_up(self, gate: _Gate) -> None:
+        if gate.failures:
+            log.info("a webhook answers again after %d failed attempt(s)", gate.failures)
+        gate.failures = 0
+        gate.probing = False
+        if gate.timer is not None:
+            gate.timer.cancel()
+            gate.timer = None
+        if gate.parked:
+            self._parked -= len(gate.parked)
+            self._items.extendleft(reversed(gate.parked))  # oldest first, before newer events
+            gate.parked.clear()
+            assert self._wake is not None
+            self._wake.set()
+
+    def _endpoint_down(self, gate: _Gate, hook: Webhook, reason: str) -> None:
         assert self._loop is not None
-        self.counts["retried"] += 1
-        self._waiting += 1
-        delay = self.first_retry * 2 ** (job.attempt - 1) * random.uniform(0.5, 1.5)
-        self._loop.call_later(delay, self._requeue, job)
+        if gate.failures == 0:  # once per outage, not once per event
+            log.warning(
+                "webhook %r fails (%s): its events wait and it is tried again", hook, reason
+            )
+        gate.failures += 1
+        gate.probing = True
+        if gate.timer is not None:
+            gate.timer.cancel()
+        delay = self.first_retry * 2 ** min(gate.failures - 1, 4) * random.uniform(0.5, 1.5)
+        gate.timer = self._loop.call_later(delay, self._try_again, gate)
 
-    def _requeue(self, job: _Job) -> None:
-        self._waiting -= 1
-        self._items.append(job)
-        self._notify()
+    def _try_again(self, gate: _Gate) -> None:
+        # The backoff is over: jobs too old are given up, the next one tries.
+        assert self._loop is not None
+        gate.timer = None
+        now = self._loop.time()
+        expired = 0
+        while gate.parked and gate.parked[0].given_up_at <= now:
+            gate.parked.popleft()
+            expired += 1
+        if expired:
+            self._parked -= expired
+            self.counts["failed"] += expired
+            log.warning("%d webhook event(s) given up: their endpoint failed for too long", expired)
+        if not gate.parked:
+            gate.probing = False
+            return
+        self._parked -= 1
+        self._spawn(self._probe(gate.parked.popleft(), gate))  # the others wait for its answer
 
-    def _fail(self, job: _Job, reason: str) -> None:
+    async def _probe(self, job: Job, gate: _Gate) -> None:
+        assert self._slots is not None
+        await self._slots.acquire()
+        await self._attempt(job, gate)
+
+    def _fail(self, job: Job, reason: str) -> None:
         self.counts["failed"] += 1
         log.warning(
             "webhook %r: %s %s not sent (%s)", job.webhook, job.event.name, job.delivery, reason
         )
-
-
-def _headers(hook: Webhook, name: str, delivery: str, body: bytes) -> list[tuple[str, str]]:
-    timestamp = str(int(time.time()))
-    headers = [
-        ("Content-Type", "application/json"),
-        ("User-Agent", USER_AGENT),
-        ("X-Tempinbox-Event", name),
-        ("X-Tempinbox-Delivery", delivery),
-        ("X-Tempinbox-Timestamp", timestamp),
-    ]
-    if hook.secret is not None:
-        signed = timestamp.encode("ascii") + b"." + body
-        digest = hmac.new(hook.secret, signed, hashlib.sha256).hexdigest()
-        headers.append(("X-Tempinbox-Signature", f"sha256={digest}"))
-    return headers

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ..store.addresses import fold_address
-from .sender import Event, Webhooks
+from .events import Event
+from .sender import Webhooks
 
 if TYPE_CHECKING:
     from ...side_values import ProviderRecord
