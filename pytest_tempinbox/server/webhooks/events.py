@@ -9,15 +9,16 @@ import json
 import time
 import uuid
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..._version import __version__
+from ...errors import InboxNotFound, MessageNotFound
 from ...webhook_urls import WebhookTarget, webhook_target
 
 if TYPE_CHECKING:
-    from ..store.protocol import StoredMessage
+    from ..store.protocol import InboxStore
 
-__all__ = ["USER_AGENT", "Event", "Job", "Webhook", "request_headers"]
+__all__ = ["USER_AGENT", "Event", "Pending", "Webhook", "event_body", "request_headers"]
 
 USER_AGENT = f"pytest-tempinbox/{__version__} (webhooks)"
 _SUMMARY_LEFT_OUT = ("text", "html")
@@ -39,65 +40,63 @@ class Webhook:
         return f"<Webhook {self.target.scheme}://{self.target.host_header}>"  # no path, no secret
 
 
-class Event:
-    """One delivery (``message.received``) or deletion (``inbox.deleted``) to tell of."""
+class Event(NamedTuple):
+    """One delivery (``message.received``) or deletion (``inbox.deleted``) to tell of.
 
-    __slots__ = ("_body", "at", "email", "extra", "message", "name", "owner")
+    A tuple of plain values (no message, no other object), so that a long
+    backlog behind a dead endpoint costs the garbage collector nothing: the
+    message is read from the store when the event is sent.
+    """
 
-    def __init__(
-        self,
-        name: str,
-        email: str,
-        message: StoredMessage | None = None,
-        extra: dict[str, object] | None = None,
-        owner: str | bool | None = False,
-    ) -> None:
-        self.name = name
-        self.email = email
-        self.message = message
-        self.extra = extra or {}
-        self.owner = owner
-        """The inbox's tenant (None: no tenant); False: not looked up yet."""
-        self.at = datetime.now(timezone.utc)
-        self._body: bytes | None = None
+    name: str
+    email: str
+    id: str | None  # the message's; None for a deletion
+    at: datetime  # when it was received, or deleted
+    owner: str | None = None
+    owner_known: bool = True
+    purged: int = 0
 
-    async def body(self, messages_url: str) -> bytes:
-        """The JSON body, made once (the message parsed off the loop) for every webhook."""
-        if self._body is None:
-            data: dict[str, object] = {"event": self.name, "email": self.email}
-            message = self.message
-            stamp = _stamp(self.at if message is None else message.received_at)
-            if message is not None:
-                encoded = await asyncio.to_thread(lambda: message.json)
-                summary = json.loads(encoded)
-                for key in _SUMMARY_LEFT_OUT:
-                    summary.pop(key, None)
-                data["message"] = summary
-                data["message_url"] = f"{messages_url}/{self.email}/{message.id}"
-                data["delivered_at"] = stamp
-            else:
-                data["deleted_at"] = stamp
-            data.update(self.extra)
-            self._body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-        return self._body
+
+class Pending(NamedTuple):
+    """One event for one webhook (``hooks[hook]``), waiting or in flight; plain values too."""
+
+    event: Event
+    hook: int
+    given_up_at: float  # the loop's time after which it is given up unsent
+    attempt: int = 0
+    delivery: str = ""  # the X-Tempinbox-Delivery UUID, made at the first attempt, then kept
+
+    def next_attempt(self) -> Pending:
+        """The same job, one attempt further, with its delivery id."""
+        return self._replace(attempt=self.attempt + 1, delivery=self.delivery or str(uuid.uuid4()))
+
+
+async def event_body(event: Event, store: InboxStore, messages_url: str) -> bytes:
+    """The JSON body of ``event``; a message gone meanwhile (its inbox deleted) is ``null``."""
+    data: dict[str, object] = {"event": event.name, "email": event.email}
+    if event.id is None:
+        data["deleted_at"] = _stamp(event.at)
+        data["purged"] = event.purged
+    else:
+        data["message"] = await asyncio.to_thread(_summary, store, event.email, event.id)
+        data["message_url"] = f"{messages_url}/{event.email}/{event.id}"
+        data["delivered_at"] = _stamp(event.at)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _summary(store: InboxStore, email: str, id: str) -> dict[str, object] | None:
+    try:
+        encoded = store.message(email, id).json
+    except (InboxNotFound, MessageNotFound):
+        return None
+    summary: dict[str, object] = json.loads(encoded)
+    for key in _SUMMARY_LEFT_OUT:
+        summary.pop(key, None)
+    return summary
 
 
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class Job:
-    """One event for one webhook: its delivery id (the same on every retry) and its attempts."""
-
-    __slots__ = ("attempt", "delivery", "event", "given_up_at", "webhook")
-
-    def __init__(self, event: Event, webhook: Webhook, given_up_at: float) -> None:
-        self.event = event
-        self.webhook = webhook
-        self.delivery = str(uuid.uuid4())
-        self.attempt = 0
-        self.given_up_at = given_up_at
-        """The loop's time after which the job is given up unsent."""
 
 
 def request_headers(hook: Webhook, name: str, delivery: str, body: bytes) -> list[tuple[str, str]]:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InboxNotFound, StoreUnavailable
 from .client import BadResponse, post
-from .events import Event, Job, Webhook, request_headers
+from .events import Event, Pending, Webhook, event_body, request_headers
 
 if TYPE_CHECKING:
     from ...config import ServerConfig
@@ -60,6 +60,8 @@ ATTEMPTS = 6
 """Attempts per event and webhook, the first included."""
 FIRST_RETRY = 2.0
 """Seconds an endpoint is left alone after a failure; each next failure doubles it."""
+BATCH_DELAY = 0.005
+"""Seconds an event waits for others before the dispatcher wakes: a burst is one wake."""
 GIVE_UP_AFTER = 45
 """A job unsent after this many times :data:`FIRST_RETRY` (90 s) is given up."""
 
@@ -71,7 +73,7 @@ class _Gate:
 
     def __init__(self) -> None:
         self.failures = 0  # in a row
-        self.parked: collections.deque[Job] = collections.deque()
+        self.parked: collections.deque[Pending] = collections.deque()
         self.probing = False  # down: one job is trying, or the backoff runs
         self.timer: asyncio.TimerHandle | None = None
 
@@ -88,12 +90,13 @@ class Webhooks:
         self.attempt_timeout = ATTEMPT_TIMEOUT
         self.queue_length = QUEUE_LENGTH
         self.counts = dict.fromkeys(("sent", "failed", "retried", "dropped"), 0)
-        self._items: collections.deque[Event | Job] = collections.deque()
-        self._gates = {id(hook): _Gate() for hook in self.hooks}
+        self._items: collections.deque[Event | Pending] = collections.deque()
+        self._gates = [_Gate() for _ in self.hooks]
         self._parked = 0  # jobs waiting for their endpoint, all gates together
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._wake: asyncio.Event | None = None
+        self._waking = False  # a wake is scheduled
         self._slots: asyncio.Semaphore | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._store: InboxStore | None = None
@@ -126,7 +129,7 @@ class Webhooks:
 
     async def stop(self) -> None:
         """Stop sending; what is still waiting is not sent."""
-        for gate in self._gates.values():
+        for gate in self._gates:
             if gate.timer is not None:
                 gate.timer.cancel()
         tasks = list(self._tasks)
@@ -143,13 +146,19 @@ class Webhooks:
             self.counts["dropped"] += 1
             return
         self._items.append(event)
-        loop, wake = self._loop, self._wake
-        if loop is None or wake is None or wake.is_set():
+        loop = self._loop
+        if loop is None or self._waking:
             return
+        self._waking = True  # one wake for a burst of events, not one per event
         if threading.get_ident() == self._loop_thread:
-            wake.set()
+            loop.call_later(BATCH_DELAY, self._wake_up)
         else:
-            loop.call_soon_threadsafe(wake.set)
+            loop.call_soon_threadsafe(loop.call_later, BATCH_DELAY, self._wake_up)
+
+    def _wake_up(self) -> None:
+        self._waking = False
+        assert self._wake is not None
+        self._wake.set()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         assert self._loop is not None
@@ -167,13 +176,13 @@ class Webhooks:
                 await wake.wait()
                 continue
             item = items.popleft()
-            if isinstance(item, Event):
-                if item.owner is False and self.by_tenant:
-                    self._spawn(self._fan_out_later(item))
-                else:
+            if not isinstance(item, Pending):
+                if item.owner_known:
                     self._fan_out(item)
+                else:
+                    self._spawn(self._fan_out_later(item))
                 continue
-            gate = self._gates[id(item.webhook)]
+            gate = self._gates[item.hook]
             if gate.probing:
                 self._park(gate, item)
                 continue
@@ -183,30 +192,31 @@ class Webhooks:
     def _fan_out(self, event: Event) -> None:
         assert self._loop is not None
         given_up_at = self._loop.time() + self.first_retry * GIVE_UP_AFTER
-        for hook in self.hooks:
+        for number, hook in enumerate(self.hooks):
             if hook.tenant is not None and hook.tenant != event.owner:
                 continue  # a tenant's webhook hears its own inboxes only
             if self.pending() >= self.queue_length:
                 self.counts["dropped"] += 1
                 continue
-            self._items.append(Job(event, hook, given_up_at))
+            self._items.append(Pending(event, number, given_up_at))
 
     async def _fan_out_later(self, event: Event) -> None:
-        event.owner = None
+        owner = None
         if self._store is not None:
             # Gone meanwhile: only the server-wide webhooks hear of it.
             with contextlib.suppress(InboxNotFound, StoreUnavailable):
-                event.owner = await asyncio.to_thread(self._store.owner, event.email)
-        self._fan_out(event)
+                owner = await asyncio.to_thread(self._store.owner, event.email)
+        self._fan_out(event._replace(owner=owner, owner_known=True))
         assert self._wake is not None
         self._wake.set()
 
-    def _park(self, gate: _Gate, job: Job) -> None:
+    def _park(self, gate: _Gate, job: Pending) -> None:
         gate.parked.append(job)
         self._parked += 1
 
-    async def _attempt(self, job: Job, gate: _Gate) -> None:
+    async def _attempt(self, job: Pending, gate: _Gate) -> None:
         assert self._slots is not None
+        job = job.next_attempt()
         try:
             outcome = await self._post(job)
         finally:
@@ -219,25 +229,28 @@ class Webhooks:
             self._endpoint_up(gate)
         elif job.attempt >= ATTEMPTS:
             self._fail(job, f"{outcome}, after {job.attempt} attempts")
-            self._endpoint_down(gate, job.webhook, outcome)
+            self._endpoint_down(gate, self.hooks[job.hook], outcome)
         else:
             self.counts["retried"] += 1
             gate.parked.appendleft(job)  # first in line when the endpoint is tried again
             self._parked += 1
-            self._endpoint_down(gate, job.webhook, outcome)
+            self._endpoint_down(gate, self.hooks[job.hook], outcome)
 
-    async def _post(self, job: Job) -> str | None:
+    async def _post(self, job: Pending) -> str | None:
         """None: sent; a reason to retry; or ``!`` and a reason not to."""
-        job.attempt += 1
-        hook, event = job.webhook, job.event
+        hook, event, store = self.hooks[job.hook], job.event, self._store
         messages_url = self._messages_url()
+        assert store is not None
 
         def headers(body: bytes) -> list[tuple[str, str]]:
             return request_headers(hook, event.name, job.delivery, body)
 
         try:
             status = await post(
-                hook.target, headers, lambda: event.body(messages_url), self.attempt_timeout
+                hook.target,
+                headers,
+                lambda: event_body(event, store, messages_url),
+                self.attempt_timeout,
             )
         except (OSError, TimeoutError) as exc:
             return f"{type(exc).__name__}: {exc}"
@@ -299,13 +312,12 @@ class Webhooks:
         self._parked -= 1
         self._spawn(self._probe(gate.parked.popleft(), gate))  # the others wait for its answer
 
-    async def _probe(self, job: Job, gate: _Gate) -> None:
+    async def _probe(self, job: Pending, gate: _Gate) -> None:
         assert self._slots is not None
         await self._slots.acquire()
         await self._attempt(job, gate)
 
-    def _fail(self, job: Job, reason: str) -> None:
+    def _fail(self, job: Pending, reason: str) -> None:
         self.counts["failed"] += 1
-        log.warning(
-            "webhook %r: %s %s not sent (%s)", job.webhook, job.event.name, job.delivery, reason
-        )
+        hook, name = self.hooks[job.hook], job.event.name
+        log.warning("webhook %r: %s %s not sent (%s)", hook, name, job.delivery, reason)

@@ -13,6 +13,7 @@ it through the store's notices, never through this, so each event is sent once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
 from ..store.addresses import fold_address
@@ -20,10 +21,13 @@ from .events import Event
 from .sender import Webhooks
 
 if TYPE_CHECKING:
+    from ...quotas import QuotaPolicy
     from ...side_values import ProviderRecord
     from ..store.protocol import InboxStore, StoredMessage
 
 __all__ = ["AnnouncingStore", "announcing"]
+
+_ANNOUNCED = frozenset({"deliver", "delete"})
 
 
 class AnnouncingStore:
@@ -32,9 +36,25 @@ class AnnouncingStore:
     def __init__(self, store: InboxStore, webhooks: Webhooks) -> None:
         self._store = store
         self.webhooks = webhooks
+        # The store's methods, bound once: a call costs what it costs on the store itself.
+        for name in dir(type(store)):
+            if name.startswith("_") or name in _ANNOUNCED:
+                continue
+            if not isinstance(getattr(type(store), name), property):
+                setattr(self, name, getattr(store, name))
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        return getattr(self._store, name)  # the store's properties, read each time
+
+    @property
+    def faults_added(self) -> bool:
+        """The store's, read on every SMTP transaction."""
+        return self._store.faults_added
+
+    @property
+    def quotas(self) -> QuotaPolicy | None:
+        """The store's, read on every SMTP transaction."""
+        return self._store.quotas
 
     async def deliver(
         self,
@@ -45,20 +65,21 @@ class AnnouncingStore:
     ) -> list[StoredMessage]:
         """The store's :meth:`~..store.protocol.InboxStore.deliver`, then one event per copy."""
         stored = await self._store.deliver(mail_from, rcpt_to, raw, provider)
-        announce = self.webhooks.announce
+        announce, known = self.webhooks.announce, not self.webhooks.by_tenant
         for message in stored:
-            announce(Event("message.received", message.inbox, message))
+            announce(
+                Event("message.received", message.inbox, message.id, message.received_at,
+                      None, known)
+            )  # fmt: skip
         return stored
 
     def delete(self, address: str) -> int:
         """The store's :meth:`~..store.protocol.InboxStore.delete`, then its event."""
-        owner: str | bool | None = False
-        if self.webhooks.by_tenant:  # known before the inbox goes
-            owner = self._store.owner(address)
+        owner = self._store.owner(address) if self.webhooks.by_tenant else None  # before it goes
         purged = self._store.delete(address)
-        event = Event("inbox.deleted", fold_address(address), extra={"purged": purged})
-        event.owner = owner
-        self.webhooks.announce(event)
+        now = datetime.now(timezone.utc)
+        self.webhooks.announce(Event("inbox.deleted", fold_address(address), None, now, owner,
+                                     purged=purged))  # fmt: skip
         return purged
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ import requests
 
 from pytest_tempinbox import TempInboxClient
 from pytest_tempinbox.server.inbox_server import InboxServer
+from pytest_tempinbox.server.webhooks.sender import SENDERS
 
 from .webhooks_support import Receiver, closed_port_url, send
 
@@ -137,7 +138,8 @@ def test_a_dead_endpoint_is_tried_once_per_backoff_not_once_per_event() -> None:
         assert len(inbox.wait_for_messages(20, timeout=10)) == 20
         time.sleep(0.2)
         counts = _counts(server)
-    assert counts["retried"] == 1  # the first event's attempt; the others wait untried
+    # The first burst's attempts (one per sender at most); the later events wait untried.
+    assert 1 <= counts["retried"] <= SENDERS
     assert counts["queued"] == 20
 
 
