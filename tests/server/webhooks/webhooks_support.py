@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import smtplib
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterable
@@ -38,7 +39,12 @@ class Hit:
 class Receiver:
     """A webhook endpoint on a free loopback port; a context manager."""
 
-    def __init__(self, statuses: Iterable[int] = (), location: str | None = None) -> None:
+    def __init__(
+        self,
+        statuses: Iterable[int] = (),
+        location: str | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.statuses = list(statuses)
         self.location = location
         self.hits: list[Hit] = []
@@ -63,7 +69,12 @@ class Receiver:
                 pass
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/hooks/tempinbox"
+        scheme, port = "http", self.http.server_address[1]
+        if tls is not None:  # HTTPS, as "localhost"
+            self.http.socket = tls.wrap_socket(self.http.socket, server_side=True)
+            scheme = "https"
+        host = "localhost" if tls is not None else "127.0.0.1"
+        self.url = f"{scheme}://{host}:{port}/hooks/tempinbox"
         self._thread = threading.Thread(target=self.http.serve_forever, daemon=True)
 
     def wait_for(self, count: int, timeout: float = TIMEOUT) -> list[Hit]:
