@@ -1,10 +1,12 @@
 """The store of a server with webhooks: its own, telling of deliveries and deletions.
 
-:func:`announcing` wraps the server's store only when some webhook is
-configured; without one the server keeps its store as it is, and nothing of
-this package is imported. Every member goes straight to the store, but
-:meth:`AnnouncingStore.deliver` (SMTP and the providers' sends alike) and
-:meth:`AnnouncingStore.delete`, which queue one event each
+:func:`announcing` is called only when some webhook is configured; without
+one the server keeps its store untouched, and nothing of this package is
+imported. It replaces two members on the store object itself, so that every
+other member costs exactly what it did (a wrapper in front of the store would
+add a layer to every call the SMTP side makes):
+:meth:`~..store.protocol.InboxStore.deliver` (SMTP and the providers' sends
+alike) and :meth:`~..store.protocol.InboxStore.delete` queue one event each
 (:meth:`~.sender.Webhooks.announce`) once the store has done its part. The
 server that took the delivery announces it: with Redis, other servers hear of
 it through the store's notices, never through this, so each event is sent once.
@@ -14,78 +16,52 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from ..store.addresses import fold_address
 from .events import Event
 from .sender import Webhooks
 
 if TYPE_CHECKING:
-    from ...quotas import QuotaPolicy
     from ...side_values import ProviderRecord
     from ..store.protocol import InboxStore, StoredMessage
 
-__all__ = ["AnnouncingStore", "announcing"]
-
-_ANNOUNCED = frozenset({"deliver", "delete"})
+__all__ = ["announcing"]
 
 
-class AnnouncingStore:
-    """``store``, with its deliveries and deletions announced to ``webhooks``."""
+def announcing(store: InboxStore, webhooks: Webhooks) -> InboxStore:
+    """``store`` itself, its deliveries and deletions announced to ``webhooks`` from now on."""
+    deliver, delete, owner = store.deliver, store.delete, store.owner
+    announce, by_tenant = webhooks.announce, webhooks.by_tenant
 
-    def __init__(self, store: InboxStore, webhooks: Webhooks) -> None:
-        self._store = store
-        self.webhooks = webhooks
-        # The store's methods, bound once: a call costs what it costs on the store itself.
-        for name in dir(type(store)):
-            if name.startswith("_") or name in _ANNOUNCED:
-                continue
-            if not isinstance(getattr(type(store), name), property):
-                setattr(self, name, getattr(store, name))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)  # the store's properties, read each time
-
-    @property
-    def faults_added(self) -> bool:
-        """The store's, read on every SMTP transaction."""
-        return self._store.faults_added
-
-    @property
-    def quotas(self) -> QuotaPolicy | None:
-        """The store's, read on every SMTP transaction."""
-        return self._store.quotas
-
-    async def deliver(
-        self,
+    async def announced_deliver(
         mail_from: str,
         rcpt_to: Sequence[str],
         raw: bytes,
         provider: ProviderRecord | None = None,
     ) -> list[StoredMessage]:
-        """The store's :meth:`~..store.protocol.InboxStore.deliver`, then one event per copy."""
-        stored = await self._store.deliver(mail_from, rcpt_to, raw, provider)
-        announce, known = self.webhooks.announce, not self.webhooks.by_tenant
-        for message in stored:
+        """The store's ``deliver``; then each copy is announced to the webhooks."""
+        stored = await deliver(mail_from, rcpt_to, raw, provider)
+        for message in stored:  # the owner is looked up later, off this path, if needed
             announce(
                 Event("message.received", message.inbox, message.id, message.received_at,
-                      None, known)
+                      None, not by_tenant)
             )  # fmt: skip
         return stored
 
-    def delete(self, address: str) -> int:
-        """The store's :meth:`~..store.protocol.InboxStore.delete`, then its event."""
-        owner = self._store.owner(address) if self.webhooks.by_tenant else None  # before it goes
-        purged = self._store.delete(address)
+    def announced_delete(address: str) -> int:
+        """The store's ``delete``; then the deletion is announced to the webhooks."""
+        tenant = owner(address) if by_tenant else None  # known before the inbox goes
+        purged = delete(address)
         now = datetime.now(timezone.utc)
-        self.webhooks.announce(Event("inbox.deleted", fold_address(address), None, now, owner,
-                                     purged=purged))  # fmt: skip
+        announce(Event("inbox.deleted", fold_address(address), None, now, tenant, purged=purged))
         return purged
 
-    def __repr__(self) -> str:
-        return f"<AnnouncingStore {self._store!r}>"
-
-
-def announcing(store: InboxStore, webhooks: Webhooks) -> InboxStore:
-    """``store`` with its deliveries and deletions announced to ``webhooks``."""
-    return cast("InboxStore", AnnouncingStore(store, webhooks))
+    announced_deliver.__doc__ = f"{deliver.__doc__}\n\nThen each copy is announced to the webhooks."
+    announced_delete.__doc__ = (
+        f"{delete.__doc__}\n\nThen the deletion is announced to the webhooks."
+    )
+    # On the instance: the store's class, and every other store, stay as they are.
+    setattr(store, "deliver", announced_deliver)  # noqa: B010 (mypy: a method is read-only)
+    setattr(store, "delete", announced_delete)  # noqa: B010
+    return store
