@@ -88,6 +88,8 @@ async def _exchange(
             line = await reader.readline()
         except ValueError:  # longer than the limit
             raise BadResponse("a status line longer than 8 KiB") from None
+        if not line:  # as a refused connection: the endpoint may be restarting
+            raise ConnectionResetError("the endpoint closed the connection without an answer")
         return _status(line)
     finally:
         writer.close()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
 import time
 
+import pytest
 import requests
 
 from pytest_tempinbox import TempInboxClient
@@ -166,3 +169,47 @@ def _metric(text: str, name: str) -> float:
         if line.startswith(name + " "):
             return float(line.split()[1])
     raise AssertionError(f"no {name} in the metrics:\n{text}")
+
+
+def _answering(reply: bytes) -> tuple[socket.socket, threading.Thread]:
+    """A loopback endpoint that reads a request and answers ``reply``, whatever it was."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = listener.accept()
+                with connection:
+                    connection.recv(65536)
+                    connection.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener, thread
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [b"SMTP/1.0 200 OK\r\n\r\n", b"HTTP/1.1 2OO OK\r\n\r\n", b"x" * 20000 + b"\r\n"],
+    ids=["not-http", "bad-status", "long-line"],
+)
+def test_an_answer_that_is_not_http_fails_without_a_retry(reply: bytes) -> None:
+    listener, _ = _answering(reply)
+    with listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+        with _server(url) as server, TempInboxClient(server.api_url) as client:
+            inbox = client.generate()
+            send(server, inbox.address)
+            counts = _settled(server)
+            assert inbox.wait_for_message().subject == "Welcome"
+    assert (counts["sent"], counts["failed"], counts["retried"]) == (0, 1, 0)
+
+
+def test_a_connection_closed_without_an_answer_is_retried() -> None:
+    listener, _ = _answering(b"")
+    with listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+        with _server(url) as server, TempInboxClient(server.api_url) as client:
+            send(server, client.generate().address)
+            counts = _settled(server)
+    assert (counts["sent"], counts["failed"], counts["retried"]) == (0, 1, 5)
