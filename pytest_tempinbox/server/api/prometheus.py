@@ -108,7 +108,7 @@ def _webhook_metrics(counts: dict[str, int]) -> Iterator[Metric]:
 
 _WEBHOOK_COUNTERS = (
     ("sent", "Webhook POSTs answered 2xx."),
-    ("failed", "Webhook POSTs given up on (a 3xx or 4xx, or every attempt failed)."),
+    ("failed", "Webhook POSTs given up on (a 3xx or 4xx, every attempt failed, or too old)."),
     ("retried", "Webhook POSTs scheduled again after a failed attempt."),
     ("dropped", "Webhook events dropped because the queue was full."),
 )
