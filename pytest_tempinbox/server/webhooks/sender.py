@@ -198,7 +198,12 @@ class Webhooks:
             if self.pending() >= self.queue_length:
                 self.counts["dropped"] += 1
                 continue
-            self._items.append(Pending(event, number, given_up_at))
+            job = Pending(event, number, given_up_at)
+            gate = self._gates[number]
+            if gate.probing:  # its endpoint is down: straight to the jobs that wait for it
+                self._park(gate, job)
+            else:
+                self._items.append(job)
 
     async def _fan_out_later(self, event: Event) -> None:
         owner = None
