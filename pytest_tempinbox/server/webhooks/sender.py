@@ -291,10 +291,10 @@ class Webhooks:
             log.warning(
                 "webhook %r fails (%s): its events wait and it is tried again", hook, reason
             )
-        gate.failures += 1
         gate.probing = True
         if gate.timer is not None:
-            gate.timer.cancel()
+            return  # another attempt of the same burst failed: the backoff runs already
+        gate.failures += 1
         delay = self.first_retry * 2 ** min(gate.failures - 1, 4) * random.uniform(0.5, 1.5)
         gate.timer = self._loop.call_later(delay, self._try_again, gate)
 

@@ -213,3 +213,22 @@ def test_a_connection_closed_without_an_answer_is_retried() -> None:
             send(server, client.generate().address)
             counts = _settled(server)
     assert (counts["sent"], counts["failed"], counts["retried"]) == (0, 1, 5)
+
+
+def test_a_burst_of_failures_counts_as_one_for_the_backoff() -> None:
+    with (
+        _server(closed_port_url()) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        assert server.webhooks is not None
+        server.webhooks.first_retry = 0.2
+        inbox = client.generate()
+        for number in range(8):  # one burst: several attempts fail at once
+            send(server, inbox.address, subject=f"Mail {number}")
+        time.sleep(0.05)  # the burst's attempts have failed; its backoff (0.1 s at least) runs
+        started = time.monotonic()
+        first = _counts(server)["retried"]
+        while _counts(server)["retried"] == first and time.monotonic() - started < 10:
+            time.sleep(0.01)
+        waited = time.monotonic() - started
+    assert waited < 0.2 * 1.5 + 1  # the first backoff's, not one doubled for each failure
