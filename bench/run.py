@@ -41,6 +41,7 @@ from . import (
     tenancy,
     unused,
     waiters,
+    webhooks,
 )
 from .machine import describe, machine
 from .measure import Section
@@ -132,6 +133,9 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     ),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
+    ),
+    "webhooks": lambda plan: webhooks.measure(
+        rounds=plan.ingest_rounds, messages=plan.ingest_messages
     ),
 }
 

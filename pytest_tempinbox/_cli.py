@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import signal
 import sys
 import threading
@@ -100,6 +101,17 @@ def _load_tenants(text: str) -> Tenants:
 
 
 _tenants = _argument_type(_load_tenants)
+
+
+def _check_webhook_url(text: str) -> str:
+    from .webhook_urls import check_webhook_url
+
+    return check_webhook_url(text)
+
+
+_webhook = _argument_type(_check_webhook_url)
+WEBHOOK_SECRET_VARIABLE = "TEMPINBOX_WEBHOOK_SECRET"
+"""The environment variable of the webhooks' secret: unlike a flag, no ``ps`` shows it."""
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -285,6 +297,24 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="serve the MCP endpoint for AI agents at /mcp on the API's port: tools to generate "
         f"an inbox, wait for and read its mail (the mcp extra; {DOCS_URL}/mcp.md)",
     )
+    hooks = parser.add_argument_group(
+        "webhooks", f"each delivery and inbox deletion POSTed as JSON: {DOCS_URL}/webhooks.md"
+    )
+    hooks.add_argument(
+        "--webhook",
+        dest="webhooks",
+        action="append",
+        type=_webhook,
+        default=[],
+        metavar="URL",
+        help="POST each delivery and deletion to this http:// or https:// URL (repeatable)",
+    )
+    hooks.add_argument(
+        "--webhook-secret",
+        metavar="SECRET",
+        help="sign each POST with HMAC-SHA256 under SECRET (X-Tempinbox-Signature); "
+        f"prefer the {WEBHOOK_SECRET_VARIABLE} environment variable, which ps does not show",
+    )
     return parser
 
 
@@ -336,6 +366,8 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         imap_port=options.imap_port,
         pop3_port=options.pop3_port,
         mcp=options.mcp,
+        webhooks=options.webhooks,
+        webhook_secret=options.webhook_secret or os.environ.get(WEBHOOK_SECRET_VARIABLE),
         **limits,
     )
 

@@ -186,6 +186,9 @@ class ServerConfig:
     port; None: off; ``docs/readers.md``).
     ``mcp`` serves the MCP endpoint for agents at ``/mcp`` on the API's port
     (the ``mcp`` extra; ``docs/mcp.md``).
+    ``webhooks`` are the ``http://`` or ``https://`` URLs that hear every
+    delivery and deletion, signed with ``webhook_secret`` when given
+    (``docs/webhooks.md``); ``repr`` never shows the secret.
     """
 
     # A plain class, not a dataclass: creating a dataclass costs about 1 ms of import.
@@ -227,6 +230,8 @@ class ServerConfig:
         "tls_cert",
         "tls_key",
         "transcripts",
+        "webhook_secret",
+        "webhooks",
     )
 
     def __init__(
@@ -269,6 +274,8 @@ class ServerConfig:
         imap_port: int | None = None,
         pop3_port: int | None = None,
         mcp: bool = False,
+        webhooks: Iterable[str] = (),
+        webhook_secret: str | None = None,
     ) -> None:
         if not event_heartbeat > 0:
             raise ValueError(f"event_heartbeat must be above 0 seconds, not {event_heartbeat!r}")
@@ -328,6 +335,10 @@ class ServerConfig:
         self.pop3_port: int | None = pop3_port
         self.mcp: bool = mcp
         """Serve the MCP endpoint at ``/mcp`` (``--mcp``, the ``mcp`` extra; docs/mcp.md)."""
+        self.webhooks: tuple[str, ...] = _webhook_urls(webhooks) if webhooks else ()
+        """The URLs every delivery and deletion is POSTed to (``--webhook``; docs/webhooks.md)."""
+        self.webhook_secret: str | None = webhook_secret or None
+        """The key of the webhooks' HMAC-SHA256 signature (``--webhook-secret``); never shown."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name):
@@ -407,8 +418,16 @@ def _tenants(path: str) -> Tenants:
     return Tenants.from_file(path)
 
 
+def _webhook_urls(urls: Iterable[str]) -> tuple[str, ...]:
+    from .webhook_urls import check_webhook_url  # only a server with webhooks reads URLs
+
+    return tuple(check_webhook_url(url) for url in ([urls] if isinstance(urls, str) else urls))
+
+
 def _shown(name: str, value: Any) -> Any:
     """A setting as ``repr`` shows it: a Redis URL's password hidden, no provider key."""
+    if name == "webhook_secret":
+        return None if value is None else "***"
     if name == "provider_keys":
         return [(provider, "***") for provider, _ in value]
     if name == "store" and "@" in value:

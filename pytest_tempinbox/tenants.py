@@ -30,7 +30,9 @@ __all__ = ["HASH_PREFIX", "Tenants", "hash_line", "make_token"]
 HASH_PREFIX = "sha256:"
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_TENANT_KEYS = frozenset({"name", "tokens", "quotas", "rate_limits", "smtp"})
+_TENANT_KEYS = frozenset(
+    {"name", "tokens", "quotas", "rate_limits", "smtp", "webhooks", "webhook_secret"}
+)
 # Verified tokens kept at most: only tokens that matched enter, so guesses cannot fill it.
 _CACHED_TOKENS = 4096
 
@@ -54,6 +56,8 @@ class Tenants:
     every other mistake in the file). ``source`` names the file in messages.
     ``smtp`` holds each tenant's SMTP credentials (``"smtp"`` in the file,
     :mod:`pytest_tempinbox.smtp_logins`), ``smtp_logins`` checks one.
+    ``webhooks`` holds each tenant's own webhook URLs and secret (``"webhooks"``
+    and ``"webhook_secret"`` in the file; docs/webhooks.md).
     """
 
     __slots__ = (
@@ -65,6 +69,7 @@ class Tenants:
         "smtp",
         "smtp_logins",
         "source",
+        "webhooks",
     )
 
     def __init__(
@@ -74,8 +79,11 @@ class Tenants:
         rate_limits: Mapping[str, Rate] | None = None,
         smtp: Mapping[str, Iterable[SMTPLogin]] | None = None,
         quotas: Mapping[str, Quotas] | None = None,
+        webhooks: Mapping[str, tuple[tuple[str, ...], str | None]] | None = None,
     ) -> None:
         self.source = source
+        self.webhooks: dict[str, tuple[tuple[str, ...], str | None]] = dict(webhooks or {})
+        """Each tenant's webhook URLs and secret (None: unsigned), where its entry gives some."""
         self.rate_limits: dict[str, Rate] = dict(rate_limits or {})
         """Each tenant's own rate of requests, where its entry sets ``"rate_limits"``."""
         self.quotas: dict[str, Quotas] = dict(quotas or {})
@@ -123,6 +131,7 @@ class Tenants:
         rates: dict[str, Rate] = {}
         smtp: dict[str, tuple[SMTPLogin, ...]] = {}
         quotas: dict[str, Quotas] = {}
+        webhooks: dict[str, tuple[tuple[str, ...], str | None]] = {}
         for number, entry in enumerate(entries, 1):
             name, hashes = _tenant(entry, f"{source}: tenant {number}")
             if name in tenants:
@@ -139,7 +148,9 @@ class Tenants:
                 from .quotas import parse_quotas
 
                 quotas[name] = parse_quotas(entry["quotas"], where)
-        return cls(tenants, source, rate_limits=rates, smtp=smtp, quotas=quotas)
+            if "webhooks" in entry or "webhook_secret" in entry:
+                webhooks[name] = _tenant_webhooks(entry, where)
+        return cls(tenants, source, rate_limits=rates, smtp=smtp, quotas=quotas, webhooks=webhooks)
 
     def tenant_of(self, token: str) -> str | None:
         """The name of the tenant whose token ``token`` is; None for an unknown token.
@@ -165,6 +176,7 @@ class Tenants:
             tuple(sorted(self.smtp.items())),
             tuple(sorted(self.quotas.items())),
             tuple(sorted(self.rate_limits.items())),
+            tuple(sorted(self.webhooks.items())),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -198,3 +210,18 @@ def _tenant(entry: Any, where: str) -> tuple[str, list[str]]:
                 "digits (make one with --make-token), not a token itself"
             )
     return name, hashes
+
+
+def _tenant_webhooks(entry: dict[str, Any], where: str) -> tuple[tuple[str, ...], str | None]:
+    """A tenant's ``"webhooks"`` (a list of URLs) and ``"webhook_secret"``, checked."""
+    urls, secret = entry.get("webhooks"), entry.get("webhook_secret")
+    if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
+        raise ValueError(f"{where}: webhooks must be a list of at least one http(s) URL")
+    if secret is not None and (not isinstance(secret, str) or not secret):
+        raise ValueError(f"{where}: webhook_secret must be a string, not empty")
+    from .webhook_urls import check_webhook_url
+
+    try:
+        return tuple(check_webhook_url(url) for url in urls), secret
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None

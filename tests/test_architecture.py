@@ -36,6 +36,7 @@ CORE = {
     "transport",
     "_net",
     "_version",
+    "webhook_urls",
 }
 # What each part may import from the package, besides itself.
 ALLOWED = {

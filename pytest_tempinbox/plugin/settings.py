@@ -11,6 +11,7 @@ is long because every option is declared and read here, in one place.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -117,6 +118,10 @@ _PROVIDER_KEY_HELP = (
     "(e.g. sendgrid=SG.test), others get the provider's own 401/403; repeat for several "
     "(default: any key)"
 )
+_WEBHOOK_HELP = (
+    "URL: POST each delivery and inbox deletion of the server started here to this http(s) "
+    "URL, signed with $TEMPINBOX_WEBHOOK_SECRET when set; repeat for several (default: none)"
+)
 _UI_HELP = (
     "start the server when the session starts and print the URL of its inbox viewer, "
     "a web page to watch mail arrive (default: off)"
@@ -160,6 +165,7 @@ class Settings:
         "token",
         "ui",
         "url",
+        "webhooks",
         "worker",
     )
 
@@ -186,8 +192,10 @@ class Settings:
         token: str | None = None,
         tenants: Tenants | None = None,
         readers: bool = False,
+        webhooks: list[str] | None = None,
     ) -> None:
         self.readers = readers
+        self.webhooks = webhooks or []
         self.port = port
         self.token, self.tenants = token, tenants
         self.smtp_port = smtp_port
@@ -227,6 +235,8 @@ class Settings:
             tenants=self.tenants,
             pop3_port=0 if self.readers else None,
             imap_port=0 if self.readers and _imap_served() else None,
+            webhooks=self.webhooks,
+            webhook_secret=os.environ.get("TEMPINBOX_WEBHOOK_SECRET") if self.webhooks else None,
         ).replace(**self.limits)
 
 
@@ -256,6 +266,15 @@ def add_options(parser: pytest.Parser) -> None:
         help=_PROVIDER_KEY_HELP,
     )
     parser.addini("tempinbox_provider_key", _PROVIDER_KEY_HELP, type="linelist", default=[])
+    group.addoption(
+        "--tempinbox-webhook",
+        action="append",
+        dest="tempinbox_webhook",
+        default=[],
+        metavar="URL",
+        help=_WEBHOOK_HELP,
+    )
+    parser.addini("tempinbox_webhook", _WEBHOOK_HELP, type="linelist", default=[])
     parser.addini(KEEP_MAILERS_INI, _KEEP_MAILERS_HELP, type="args", default=[])
     for setting in LIMIT_SETTINGS:
         key = setting.flag.replace("-", "_")
@@ -305,6 +324,7 @@ def resolve_settings(config: pytest.Config) -> Settings:
         provider_keys=_provider_keys(config),
         token=given(config, "token")[0],
         tenants=read_tenants(config, given(config, "token")[0], remote=bool(url)),
+        webhooks=_webhooks(config),
     )
 
 
@@ -418,3 +438,18 @@ def _provider_keys(config: pytest.Config) -> dict[str, str]:
             raise pytest.UsageError(f"{origin}: {exc}") from None
         keys[name] = key
     return keys
+
+
+def _webhooks(config: pytest.Config) -> list[str]:
+    """``--tempinbox-webhook URL`` (repeated), else the ini key's lines; each checked."""
+    flags: list[str] = config.getoption("tempinbox_webhook") or []
+    urls: list[str] = flags or config.getini("tempinbox_webhook")
+    if not urls:
+        return []
+    from ..webhook_urls import check_webhook_url
+
+    origin = "--tempinbox-webhook" if flags else "ini key tempinbox_webhook"
+    try:
+        return [check_webhook_url(url) for url in urls]
+    except ValueError as exc:
+        raise pytest.UsageError(f"{origin}: {exc}") from None

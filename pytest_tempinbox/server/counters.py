@@ -67,6 +67,7 @@ class ServerCounters:
         "smtp_listening",
         "smtp_sessions",
         "store_errors",
+        "webhooks",
     )
 
     def __init__(self) -> None:
@@ -77,6 +78,8 @@ class ServerCounters:
         self.smtp_sessions: Callable[[], int] = _none
         self.event_streams: Callable[[], int] = _none
         self.smtp_listening: Callable[[], bool] = _not_listening
+        self.webhooks: Callable[[], dict[str, int]] | None = None
+        """The webhooks' counters and queue length (docs/webhooks.md); None without webhooks."""
 
     def __repr__(self) -> str:
         return (

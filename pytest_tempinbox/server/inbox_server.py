@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from .certificates import CertificateFiles
     from .readers.service import ReaderService
     from .tls import CertificateAuthority
+    from .webhooks.sender import Webhooks
 
 __all__ = ["InboxServer"]
 
@@ -141,6 +142,11 @@ class InboxServer:
     (the ``mcp`` extra; docs/mcp.md): :meth:`start` raises
     :class:`~pytest_tempinbox.errors.ServerStartError` without it.
 
+    ``webhooks`` are ``http://`` or ``https://`` URLs that each delivery and
+    inbox deletion is POSTed to as JSON, off the SMTP path, signed with
+    ``webhook_secret`` when given (docs/webhooks.md); a URL of another
+    scheme raises :class:`ValueError`.
+
     ``tls_cert`` and ``tls_key`` are PEM files of the SMTP listener's certificate
     (its chain after it), used instead of a throwaway CA (``ca_path`` is then
     None) in the ``tls`` mode given, which must not be ``off``. ``api_tls_cert``
@@ -192,6 +198,8 @@ class InboxServer:
         imap_port: int | None = None,
         pop3_port: int | None = None,
         mcp: bool = False,
+        webhooks: Iterable[str] = (),
+        webhook_secret: str | None = None,
     ) -> None:
         self._configure(
             ServerConfig(
@@ -231,6 +239,8 @@ class InboxServer:
                 imap_port=imap_port,
                 pop3_port=pop3_port,
                 mcp=mcp,
+                webhooks=webhooks,
+                webhook_secret=webhook_secret,
             )
         )
 
@@ -261,6 +271,19 @@ class InboxServer:
         self.counters = ServerCounters()  # what GET /metrics reports
         self.refusals = Refusals()
         """The connections refused at the open-file limit, and the descriptor kept spare for it."""
+        self.webhooks: Webhooks | None = None
+        """The webhooks' queue and counters (docs/webhooks.md); None without a webhook."""
+        if config.webhooks or (config.tenants is not None and config.tenants.webhooks):
+            self._announce_to_webhooks()
+
+    def _announce_to_webhooks(self) -> None:
+        # Only a server with a webhook imports them, and wraps its store.
+        from .webhooks.sender import Webhooks
+        from .webhooks.store import announcing
+
+        self.webhooks = Webhooks.from_config(self.config, lambda: self.api_url + "/messages")
+        self.store = announcing(self.store, self.webhooks)
+        self.counters.webhooks = self.webhooks.metrics
 
     @property
     def host(self) -> str:
@@ -575,6 +598,8 @@ class InboxServer:
             await self.store.start()
         except StoreUnavailable as exc:  # it recovers by itself; start() checked it answers
             log.warning("the store is not ready: %s", exc)
+        if self.webhooks is not None:
+            self.webhooks.start(self.store)
         tls_context = None if self._authority is None else self._authority.server_context()
         if self._smtp_files is not None:
             tls_context = self._smtp_files.context
@@ -614,6 +639,8 @@ class InboxServer:
         # their answers leave instead of waiting for them.
         self.store.close()
         await asyncio.gather(smtp.stop(), http.stop(), *(each.stop() for each in readers))
+        if self.webhooks is not None:
+            await self.webhooks.stop()
 
 
 def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:

@@ -94,6 +94,24 @@ class ServerCollector(Collector):
         yield _gauge(
             "tempinbox_smtp_sessions_open", "SMTP sessions open now.", counters.smtp_sessions()
         )
+        if counters.webhooks is not None:
+            yield from _webhook_metrics(counters.webhooks())
+
+
+def _webhook_metrics(counts: dict[str, int]) -> Iterator[Metric]:
+    for name, documentation in _WEBHOOK_COUNTERS:
+        yield _counter(f"tempinbox_webhooks_{name}", documentation, counts[name])
+    yield _gauge(
+        "tempinbox_webhook_queue", "Webhook events and retries waiting now.", counts["queued"]
+    )
+
+
+_WEBHOOK_COUNTERS = (
+    ("sent", "Webhook POSTs answered 2xx."),
+    ("failed", "Webhook POSTs given up on (a 3xx or 4xx, every attempt failed, or too old)."),
+    ("retried", "Webhook POSTs scheduled again after a failed attempt."),
+    ("dropped", "Webhook events dropped because the queue was full."),
+)
 
 
 def _counter(name: str, documentation: str, value: float) -> CounterMetricFamily:
