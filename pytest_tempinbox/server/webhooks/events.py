@@ -16,7 +16,7 @@ from ...errors import InboxNotFound, MessageNotFound
 from ...webhook_urls import WebhookTarget, webhook_target
 
 if TYPE_CHECKING:
-    from ..store.protocol import InboxStore
+    from ..store.protocol import InboxStore, StoredMessage
 
 __all__ = ["USER_AGENT", "Event", "Pending", "Webhook", "event_body", "request_headers"]
 
@@ -43,9 +43,11 @@ class Webhook:
 class Event(NamedTuple):
     """One delivery (``message.received``) or deletion (``inbox.deleted``) to tell of.
 
-    A tuple of plain values (no message, no other object), so that a long
-    backlog behind a dead endpoint costs the garbage collector nothing: the
-    message is read from the store when the event is sent.
+    A delivery's event holds its stored message, so that its summary is there
+    when the event is sent, even after the test deleted the inbox: a queued
+    event keeps its message alive at most until it is sent or given up (the
+    queue's length and the give-up time bound that). Its summary is made
+    then, off the SMTP path.
     """
 
     name: str
@@ -55,6 +57,7 @@ class Event(NamedTuple):
     owner: str | None = None
     owner_known: bool = True
     purged: int = 0
+    message: StoredMessage | None = None
 
 
 class Pending(NamedTuple):
@@ -78,15 +81,19 @@ async def event_body(event: Event, store: InboxStore, messages_url: str) -> byte
         data["deleted_at"] = _stamp(event.at)
         data["purged"] = event.purged
     else:
-        data["message"] = await asyncio.to_thread(_summary, store, event.email, event.id)
+        data["message"] = await asyncio.to_thread(_summary, store, event)
         data["message_url"] = f"{messages_url}/{event.email}/{event.id}"
         data["delivered_at"] = _stamp(event.at)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _summary(store: InboxStore, email: str, id: str) -> dict[str, object] | None:
+def _summary(store: InboxStore, event: Event) -> dict[str, object] | None:
     try:
-        encoded = store.message(email, id).json
+        message = event.message
+        if message is None:
+            assert event.id is not None
+            message = store.message(event.email, event.id)
+        encoded = message.json
     except (InboxNotFound, MessageNotFound):
         return None
     summary: dict[str, object] = json.loads(encoded)

@@ -39,13 +39,15 @@ def announcing(store: InboxStore, webhooks: Webhooks) -> InboxStore:
         rcpt_to: Sequence[str],
         raw: bytes,
         provider: ProviderRecord | None = None,
+        *,
+        within_quotas: bool = False,
     ) -> list[StoredMessage]:
         """The store's ``deliver``; then each copy is announced to the webhooks."""
-        stored = await deliver(mail_from, rcpt_to, raw, provider)
+        stored = await deliver(mail_from, rcpt_to, raw, provider, within_quotas=within_quotas)
         for message in stored:  # the owner is looked up later, off this path, if needed
             announce(
                 Event("message.received", message.inbox, message.id, message.received_at,
-                      None, not by_tenant)
+                      None, not by_tenant, message=message)
             )  # fmt: skip
         return stored
 

@@ -30,6 +30,20 @@ def test_a_delivery_over_smtp_is_posted_with_the_message_s_summary() -> None:
     assert event["delivered_at"].endswith("Z")
 
 
+def test_the_summary_is_there_when_the_inbox_is_deleted_before_the_event_is_sent() -> None:
+    with (
+        Receiver() as receiver,
+        InboxServer(webhooks=[receiver.url]) as server,
+        TempInboxClient(server.api_url) as client,
+    ):
+        inbox = client.generate()
+        send(server, inbox.address, subject="Gone at once")
+        inbox.delete()  # as a test's teardown does, before the event may have gone
+        hits = receiver.wait_for(2)
+    (received,) = [hit.json() for hit in hits if hit.json()["event"] == "message.received"]
+    assert received["message"]["subject"] == "Gone at once"
+
+
 def test_the_summary_leaves_the_bodies_out() -> None:
     with (
         Receiver() as receiver,
