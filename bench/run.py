@@ -31,6 +31,7 @@ from . import (
     django_suite,
     flood,
     footprint,
+    imap,
     ingest,
     latency,
     providers,
@@ -74,6 +75,8 @@ class Plan:
     wakes: int
     streams: int
     stream_rounds: int
+    imap_rounds: int
+    imap_messages: int
 
 
 FULL = Plan(
@@ -93,6 +96,8 @@ FULL = Plan(
     wakes=200,
     streams=1000,
     stream_rounds=10,
+    imap_rounds=9,
+    imap_messages=1000,
 )
 QUICK = Plan(
     ingest_rounds=2,
@@ -111,6 +116,8 @@ QUICK = Plan(
     wakes=50,
     streams=100,
     stream_rounds=3,
+    imap_rounds=3,
+    imap_messages=1000,
 )
 
 SECTIONS: dict[str, Callable[[Plan], Section]] = {
@@ -132,6 +139,9 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     ),
     "providers": lambda plan: providers.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages, sends=plan.latency_sends
+    ),
+    "imap": lambda plan: imap.measure(
+        rounds=plan.imap_rounds, messages=plan.imap_messages, sends=plan.latency_sends
     ),
 }
 
