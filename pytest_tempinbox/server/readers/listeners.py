@@ -17,6 +17,7 @@ from ...errors import ServerStartError
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
 from .context import ReaderContext
+from .counters import ReaderCounters
 from .passwords import passwords_of
 from .service import ReaderService
 
@@ -32,7 +33,9 @@ def reader_context(
     tls_context: ssl.SSLContext | None,
     counters: ServerCounters,
 ) -> ReaderContext:
-    """The context the server's reader sessions share: its store, TLS and limits."""
+    """The context the server's reader sessions share: its store, TLS, limits and counters."""
+    if counters.readers is None:
+        counters.readers = ReaderCounters()
     return ReaderContext(
         store=store,
         hostname=config.hostname or store.domains[0],
@@ -43,6 +46,7 @@ def reader_context(
         tls=config.tls,
         idle_timeout=config.smtp_timeout,
         max_connections=config.max_connections,
+        tally=counters.readers,
     )
 
 

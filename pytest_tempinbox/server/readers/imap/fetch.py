@@ -61,6 +61,11 @@ class Item:
     label: str = ""  # how the answer names it
 
     @property
+    def sends_text(self) -> bool:
+        """Tell whether the answer holds message text (a header or a body), for the counters."""
+        return self.name.startswith(("RFC822", "BODY[")) and self.name != "RFC822.SIZE"
+
+    @property
     def sets_seen(self) -> bool:
         """Tell whether fetching it sets the seen flag (a non-peek body read)."""
         return self.name in ("RFC822", "RFC822.TEXT") or (self.name == "BODY[]" and not self.peek)

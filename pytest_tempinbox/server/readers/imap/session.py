@@ -82,6 +82,8 @@ class _Session:
         self.mailbox: Mailbox | None = None
         self.bad = 0
         self.tag = "*"
+        self.tally = session.context.tally.imap
+        self.tally.sessions += 1
 
     def capabilities(self) -> str:
         caps = [
@@ -113,6 +115,7 @@ class _Session:
                 try:
                     command = await read_command(self.io)
                 except CommandRefused as exc:
+                    self.tally.commands += 1
                     self.refuse(exc.tag, exc.text)
                     continue
                 if not await self.dispatch(command):
@@ -145,6 +148,7 @@ class _Session:
             raise ConnectionEnds(b"* BYE too many bad commands\r\n")
 
     async def dispatch(self, command: Command) -> bool:
+        self.tally.commands += 1
         name, tag = command.name, command.tag
         self.tag = tag
         uid = False
@@ -247,6 +251,7 @@ class _Session:
     async def login(self, user: str, password: str) -> str:
         address = self.context.passwords.check(user, password)
         if address is None:
+            self.tally.logins_failed += 1
             await asyncio.sleep(FAILED_LOGIN_DELAY)
             raise _No("[AUTHENTICATIONFAILED] Authentication failed")
         self.address = address
@@ -344,8 +349,10 @@ class _Session:
             raise BadSyntax("FETCH needs a sequence set and items")
         ranges = parse_sequence_set(args[0])
         items = parse_items(args[1], by_uid=uid)
+        texts = any(item.sends_text for item in items)
         for count, (number, message) in enumerate(self.mailbox.select(ranges, by_uid=uid)):
             self.send(render(number, message, items, self.mailbox))
+            self.tally.messages_fetched += texts
             if count % 64 == 63:
                 await self.io.drain()
         return f"{'UID ' if uid else ''}FETCH completed"
@@ -404,7 +411,8 @@ class _Session:
             if "\\Deleted" in box.flags(message) and (only is None or message.id in only)
         ]
         if gone:
-            self.context.store.delete_messages(box.address, [message.id for _, message in gone])
+            ids = [message.id for _, message in gone]
+            self.tally.messages_deleted += self.context.store.delete_messages(box.address, ids)
         for number in box.forget(gone):
             if not quiet:
                 self.send(f"* {number} EXPUNGE\r\n")
