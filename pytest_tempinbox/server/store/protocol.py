@@ -337,6 +337,15 @@ class InboxStore(Protocol):
         """
         ...
 
+    def uid_next(self, address: str) -> int:
+        """The UID the inbox's next message will get (IMAP's UIDNEXT): its last UID plus one.
+
+        Never goes down while the inbox lives, not even when the newest messages
+        are deleted or evicted, since UIDs are never given twice. Every server
+        on one Redis tells the same. Raises as :meth:`get`.
+        """
+        ...
+
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``; return how many were there.
 

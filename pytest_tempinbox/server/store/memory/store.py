@@ -301,6 +301,10 @@ class Store:
         """The inbox's UIDVALIDITY (see the protocol); raises as :meth:`get`."""
         return self.get(address).uid_validity
 
+    def uid_next(self, address: str) -> int:
+        """The UID the inbox's next message will get (see the protocol); raises as :meth:`get`."""
+        return self.get(address).last_uid + 1
+
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``; return how many were there."""
         with self._lock:

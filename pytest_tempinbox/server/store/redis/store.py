@@ -658,6 +658,14 @@ class RedisStore:
             raise InboxNotFound(not_found(address))
         return int(validity)
 
+    def uid_next(self, address: str) -> int:
+        """The UID the inbox's next message will get: the delivery script's counter, plus one."""
+        key = scripts.inbox_key(_live_form(address), "inbox")
+        validity, last = unavailable(lambda: self._redis.hmget(key, ["validity", "uid"]))
+        if validity is None:
+            raise InboxNotFound(not_found(address))
+        return int(last or 0) + 1
+
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``: one round trip."""
         folded = _live_form(address)
