@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
+from .changes import InboxChanges
 from .counters import ReaderCounters
 from .passwords import InboxPasswords
 
@@ -28,7 +29,8 @@ class ReaderContext:
     ``idle_timeout`` is the seconds a session may stay silent (the SMTP side's
     idle timeout), ``max_connections`` the sessions a listener serves at once.
     ``counters`` are the server's (``GET /metrics``), ``tally`` the readers'
-    own counts among them.
+    own counts among them; ``changes`` tells IDLE sessions of deletions made
+    by the server's other reader sessions.
     """
 
     store: InboxStore
@@ -41,6 +43,7 @@ class ReaderContext:
     idle_timeout: float = 300.0
     max_connections: int = 100
     tally: ReaderCounters = field(default_factory=ReaderCounters)
+    changes: InboxChanges = field(default_factory=InboxChanges)
 
     @property
     def starttls(self) -> bool:

@@ -15,6 +15,7 @@ import base64
 import binascii
 import re
 import weakref
+from typing import Any
 
 from ....errors import InboxNotFound, StoreUnavailable
 from ..session import IdleTimeout, LineTooLong, ReaderSession
@@ -413,6 +414,7 @@ class _Session:
         if gone:
             ids = [message.id for _, message in gone]
             self.tally.messages_deleted += self.context.store.delete_messages(box.address, ids)
+            self.context.changes.deleted(box.address)
         for number in box.forget(gone):
             if not quiet:
                 self.send(f"* {number} EXPUNGE\r\n")
@@ -452,13 +454,18 @@ class _Session:
             while True:
                 cursor = store.cursor(self.address)
                 news = asyncio.ensure_future(store.follow(self.address, cursor, 60.0))
-                await asyncio.wait({done, news}, return_when=asyncio.FIRST_COMPLETED)
+                deleted = self.context.changes.waiter(self.address)
+                wakers: set[asyncio.Future[Any]] = {done, news, deleted}
+                await asyncio.wait(wakers, return_when=asyncio.FIRST_COMPLETED)
+                woken = news.done() or deleted.done()
+                deleted.cancel()
                 if news.done():
                     news.result()
-                    self.report_changes()
-                    await self.io.drain()
                 else:
                     news.cancel()
+                if woken:
+                    self.report_changes()
+                    await self.io.drain()
                 if done.done():
                     break
         finally:
