@@ -11,13 +11,14 @@ foreground, waits for its greeting and yields where it listens.
 Run as root (as CI does), the login processes run as Debian's ``dovenull`` and
 the internal ones as ``dovecot`` (the users the package creates), and the
 mailbox belongs to ``nobody``: Dovecot refuses uid 0 for mail. Run as another
-user, every process runs as that user. :func:`missing` says why Dovecot
+user, every process runs as that user and its group. :func:`missing` says why Dovecot
 cannot run here, or None. Starting and stopping are not timed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import grp
 import os
 import pwd
 import shutil
@@ -49,6 +50,7 @@ disable_plaintext_auth = no
 auth_mechanisms = plain
 default_login_user = {login_user}
 default_internal_user = {internal_user}
+default_internal_group = {internal_group}
 first_valid_uid = 0
 mail_location = maildir:{root}/mail
 passdb {{
@@ -97,13 +99,13 @@ def missing() -> str | None:
     return None
 
 
-def _users() -> tuple[str, str, int, int]:
-    """The login and internal users, and the mailbox's uid and gid."""
+def _users() -> tuple[str, str, str, int, int]:
+    """The login user, the internal user and group, and the mailbox's uid and gid."""
     if os.geteuid() == 0:
         nobody = pwd.getpwnam("nobody")
-        return "dovenull", "dovecot", nobody.pw_uid, nobody.pw_gid
+        return "dovenull", "dovecot", "dovecot", nobody.pw_uid, nobody.pw_gid
     me = pwd.getpwuid(os.geteuid()).pw_name
-    return me, me, os.geteuid(), os.getegid()
+    return me, me, grp.getgrgid(os.getegid()).gr_name, os.geteuid(), os.getegid()
 
 
 def _fill(root: Path, messages: Sequence[bytes], uid: int, gid: int) -> None:
@@ -138,7 +140,7 @@ def dovecot(messages: Sequence[bytes]) -> Iterator[Dovecot]:
     with tempfile.TemporaryDirectory(prefix="tempinbox-dovecot-") as directory:
         root = Path(directory)
         root.chmod(0o755)  # the login processes, as another user, reach the sockets inside
-        login_user, internal_user, uid, gid = _users()
+        login_user, internal_user, internal_group, uid, gid = _users()
         _fill(root, messages, uid, gid)
         port = free_port()
         config = root / "dovecot.conf"
@@ -149,6 +151,7 @@ def dovecot(messages: Sequence[bytes]) -> Iterator[Dovecot]:
                 port=port,
                 login_user=login_user,
                 internal_user=internal_user,
+                internal_group=internal_group,
             )
         )
         log = root / "dovecot.log"
