@@ -1,12 +1,12 @@
-"""Deletions made by this server's readers, told to its IMAP sessions in IDLE.
+"""Messages deleted from an inbox, told to the IMAP sessions in IDLE on it.
 
-The store's delivery notice wakes IDLE for new mail; nothing in the store
-tells of single messages deleted (a long-poll must not wake for them). So an
-IMAP EXPUNGE or a POP3 QUIT that deleted messages calls
-:meth:`InboxChanges.deleted`, and each IDLE session of the same server on that
-inbox, waiting on :meth:`InboxChanges.waiter` beside the store's notice,
-reports ``* n EXPUNGE`` at once. Deletions made by another server on the same
-Redis are reported at the next delivery or at IDLE's periodic look (a minute).
+The store's delivery notice wakes IDLE for new mail, and must not wake a
+long-poll for a deletion; so the store tells deletions apart
+(:meth:`~pytest_tempinbox.server.store.protocol.InboxStore.on_messages_deleted`:
+the memory store at once, the Redis store for a deletion by any of its
+servers, through its notices), to :meth:`InboxChanges.deleted`. Each IDLE
+session, waiting on :meth:`InboxChanges.waiter` beside the delivery notice,
+then reports ``* n EXPUNGE`` at once.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["InboxChanges"]
 
 
 class InboxChanges:
-    """The IDLE sessions waiting to hear of deletions, by inbox; used on the server's loop only."""
+    """The IDLE sessions waiting to hear of deletions, by inbox; on the store's serving loop."""
 
     def __init__(self) -> None:
         self._waiting: dict[str, set[asyncio.Future[None]]] = {}

@@ -16,6 +16,7 @@ from ...config import ServerConfig
 from ...errors import ServerStartError
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
+from .changes import InboxChanges
 from .context import ReaderContext
 from .counters import ReaderCounters
 from .passwords import passwords_of
@@ -36,6 +37,8 @@ def reader_context(
     """The context the server's reader sessions share: its store, TLS, limits and counters."""
     if counters.readers is None:
         counters.readers = ReaderCounters()
+    changes = InboxChanges()
+    store.on_messages_deleted(changes.deleted)
     return ReaderContext(
         store=store,
         hostname=config.hostname or store.domains[0],
@@ -47,6 +50,7 @@ def reader_context(
         idle_timeout=config.smtp_timeout,
         max_connections=config.max_connections,
         tally=counters.readers,
+        changes=changes,
     )
 
 

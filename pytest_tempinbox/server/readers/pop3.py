@@ -197,8 +197,6 @@ class _Session:
         ids = [self.drop[n - 1].id for n in sorted(self.deleted)]
         removed = self.context.store.delete_messages(self.inbox, ids)
         self.tally.messages_deleted += removed
-        if removed:
-            self.context.changes.deleted(self.inbox)
         return removed
 
 

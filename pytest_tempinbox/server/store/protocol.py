@@ -346,6 +346,16 @@ class InboxStore(Protocol):
         """
         ...
 
+    def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(address)`` (folded) after :meth:`delete_messages` removes any message.
+
+        For IMAP's IDLE. On Redis, a deletion by any server of the store is
+        told, on the loop that serves the store's waits, once the store listens
+        to its notices (its first wait); the memory store calls it at once, in
+        the deleting thread. Delivery waits are not woken by a deletion.
+        """
+        ...
+
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``; return how many were there.
 

@@ -36,6 +36,16 @@ def prompt_idling(account: Account) -> Raw:
     return raw
 
 
+def pop3_delete(server: InboxServer, account: Account, number: int) -> None:
+    """Delete message ``number`` of the inbox over POP3 on ``server`` (DELE, then QUIT)."""
+    assert server.pop3_port is not None
+    pop = poplib.POP3(server.smtp_host, server.pop3_port, timeout=10)
+    pop.user(account.address)
+    pop.pass_(account.password)
+    pop.dele(number)
+    pop.quit()
+
+
 def test_idle_is_told_of_a_message_expunged_by_another_session(account: Account) -> None:
     raw = prompt_idling(account)
     assert account.server.imap_port is not None
@@ -52,12 +62,7 @@ def test_idle_is_told_of_a_message_expunged_by_another_session(account: Account)
 
 def test_idle_is_told_of_messages_deleted_over_pop3(account: Account) -> None:
     raw = prompt_idling(account)
-    assert account.server.pop3_port is not None
-    pop = poplib.POP3(account.server.smtp_host, account.server.pop3_port, timeout=10)
-    pop.user(account.address)
-    pop.pass_(account.password)
-    pop.dele(2)
-    pop.quit()
+    pop3_delete(account.server, account, 2)
     assert raw.line() == b"* 2 EXPUNGE\r\n"
     assert raw.line() == b"* 1 EXISTS\r\n"
     raw.close()
@@ -72,3 +77,20 @@ def test_idle_ends_with_bye_when_the_inbox_is_deleted_over_http(account: Account
     assert raw.line() == b""
     assert time.monotonic() - started < _PROMPT
     raw.close()
+
+
+def test_idle_is_told_of_messages_deleted_on_another_server_of_the_same_redis(
+    redis_url: str,
+) -> None:
+    with (
+        InboxServer(imap_port=0, store=redis_url) as idling_server,
+        InboxServer(pop3_port=0, store=redis_url) as deleting_server,
+    ):
+        account = account_of(idling_server)
+        account.send()
+        account.send()
+        raw = prompt_idling(account)
+        pop3_delete(deleting_server, account, 1)
+        assert raw.line() == b"* 1 EXPUNGE\r\n"
+        assert raw.line() == b"* 1 EXISTS\r\n"
+        raw.close()

@@ -414,7 +414,6 @@ class _Session:
         if gone:
             ids = [message.id for _, message in gone]
             self.tally.messages_deleted += self.context.store.delete_messages(box.address, ids)
-            self.context.changes.deleted(box.address)
         for number in box.forget(gone):
             if not quiet:
                 self.send(f"* {number} EXPUNGE\r\n")
