@@ -31,6 +31,7 @@ from . import (
     django_suite,
     flood,
     footprint,
+    imap,
     ingest,
     latency,
     providers,
@@ -75,6 +76,8 @@ class Plan:
     wakes: int
     streams: int
     stream_rounds: int
+    imap_rounds: int
+    imap_messages: int
 
 
 FULL = Plan(
@@ -94,6 +97,8 @@ FULL = Plan(
     wakes=200,
     streams=1000,
     stream_rounds=10,
+    imap_rounds=9,
+    imap_messages=1000,
 )
 QUICK = Plan(
     ingest_rounds=2,
@@ -112,6 +117,8 @@ QUICK = Plan(
     wakes=50,
     streams=100,
     stream_rounds=3,
+    imap_rounds=3,
+    imap_messages=1000,
 )
 
 SECTIONS: dict[str, Callable[[Plan], Section]] = {
@@ -136,6 +143,9 @@ SECTIONS: dict[str, Callable[[Plan], Section]] = {
     ),
     "webhooks": lambda plan: webhooks.measure(
         rounds=plan.ingest_rounds, messages=plan.ingest_messages
+    ),
+    "imap": lambda plan: imap.measure(
+        rounds=plan.imap_rounds, messages=plan.imap_messages, sends=plan.latency_sends
     ),
 }
 

@@ -10,6 +10,10 @@ the parts of the server keep themselves, when it is scraped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .readers.counters import ReaderCounters
 
 __all__ = [
     "AUTH_REQUIRED",
@@ -63,6 +67,7 @@ class ServerCounters:
         "event_streams",
         "long_polls",
         "messages_accepted",
+        "readers",
         "refused",
         "smtp_listening",
         "smtp_sessions",
@@ -80,6 +85,8 @@ class ServerCounters:
         self.smtp_listening: Callable[[], bool] = _not_listening
         self.webhooks: Callable[[], dict[str, int]] | None = None
         """The webhooks' counters and queue length (docs/webhooks.md); None without webhooks."""
+        # The IMAP and POP3 counts, set when a reader listener starts (docs/readers.md).
+        self.readers: ReaderCounters | None = None
 
     def __repr__(self) -> str:
         return (

@@ -95,3 +95,21 @@ def test_an_inbox_made_again_at_its_address_has_a_new_uid_validity(store: InboxS
 def test_uid_validity_of_no_inbox_is_not_found(store: InboxStore) -> None:
     with pytest.raises(InboxNotFound):
         store.uid_validity("nobody@tempinbox.test")
+
+
+def test_uid_next_is_one_when_the_inbox_is_new(store: InboxStore) -> None:
+    assert store.uid_next(store.generate().address) == 1
+
+
+def test_uid_next_does_not_go_down_when_the_newest_message_is_deleted(store: InboxStore) -> None:
+    inbox = store.generate()
+    delivered = [deliver(store, "", [inbox.address], RAW)[0] for _ in range(3)]
+    store.delete_messages(inbox.address, [delivered[2].id])
+    assert store.uid_next(inbox.address) == 4
+    store.delete_messages(inbox.address, [message.id for message in delivered])
+    assert store.uid_next(inbox.address.upper()) == 4
+
+
+def test_uid_next_of_no_inbox_is_not_found(store: InboxStore) -> None:
+    with pytest.raises(InboxNotFound):
+        store.uid_next("nobody@tempinbox.test")

@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from ...errors import StoreUnavailable
 from ..counters import ServerCounters
+from ..readers.counters import ReaderCounters
 from ..store.protocol import InboxStore
 
 __all__ = ["Registry", "ServerCollector"]
@@ -96,6 +97,8 @@ class ServerCollector(Collector):
         )
         if counters.webhooks is not None:
             yield from _webhook_metrics(counters.webhooks())
+        if counters.readers is not None:
+            yield from _reader_metrics(counters.readers)
 
 
 def _webhook_metrics(counts: dict[str, int]) -> Iterator[Metric]:
@@ -112,6 +115,27 @@ _WEBHOOK_COUNTERS = (
     ("retried", "Webhook POSTs scheduled again after a failed attempt."),
     ("dropped", "Webhook events dropped because the queue was full."),
 )
+
+
+_READER_METRICS = (
+    ("sessions", "IMAP and POP3 sessions opened, by protocol."),
+    ("logins_failed", "IMAP and POP3 logins refused, by protocol."),
+    ("commands", "IMAP and POP3 command lines read, by protocol."),
+    ("messages_fetched", "Messages whose text IMAP FETCH or POP3 RETR sent, by protocol."),
+    ("messages_deleted", "Messages IMAP expunged or POP3 deleted at QUIT, by protocol."),
+)
+
+
+def _reader_metrics(readers: ReaderCounters) -> Iterator[Metric]:
+    """The IMAP and POP3 counters, one family per count with a ``protocol`` label."""
+    protocols = readers.by_protocol()
+    for count, documentation in _READER_METRICS:
+        family = CounterMetricFamily(
+            f"tempinbox_reader_{count}", documentation, labels=["protocol"]
+        )
+        for protocol, counted in protocols.items():
+            family.add_metric([protocol], getattr(counted, count))
+        yield family
 
 
 def _counter(name: str, documentation: str, value: float) -> CounterMetricFamily:

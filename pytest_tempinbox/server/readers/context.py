@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
+from .changes import InboxChanges
+from .counters import ReaderCounters
 from .passwords import InboxPasswords
 
 __all__ = ["ReaderContext"]
@@ -26,7 +28,9 @@ class ReaderContext:
     (POP3), and ``required`` refuses a login before it (:attr:`tls_required`).
     ``idle_timeout`` is the seconds a session may stay silent (the SMTP side's
     idle timeout), ``max_connections`` the sessions a listener serves at once.
-    ``counters`` are the server's (``GET /metrics``).
+    ``counters`` are the server's (``GET /metrics``), ``tally`` the readers'
+    own counts among them; ``changes`` tells IDLE sessions of deletions made
+    by the server's other reader sessions.
     """
 
     store: InboxStore
@@ -38,6 +42,8 @@ class ReaderContext:
     tls: str = "off"
     idle_timeout: float = 300.0
     max_connections: int = 100
+    tally: ReaderCounters = field(default_factory=ReaderCounters)
+    changes: InboxChanges = field(default_factory=InboxChanges)
 
     @property
     def starttls(self) -> bool:

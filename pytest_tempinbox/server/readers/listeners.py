@@ -16,7 +16,9 @@ from ...config import ServerConfig
 from ...errors import ServerStartError
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
+from .changes import InboxChanges
 from .context import ReaderContext
+from .counters import ReaderCounters
 from .passwords import passwords_of
 from .service import ReaderService
 
@@ -32,7 +34,11 @@ def reader_context(
     tls_context: ssl.SSLContext | None,
     counters: ServerCounters,
 ) -> ReaderContext:
-    """The context the server's reader sessions share: its store, TLS and limits."""
+    """The context the server's reader sessions share: its store, TLS, limits and counters."""
+    if counters.readers is None:
+        counters.readers = ReaderCounters()
+    changes = InboxChanges()
+    store.on_messages_deleted(changes.deleted)
     return ReaderContext(
         store=store,
         hostname=config.hostname or store.domains[0],
@@ -43,6 +49,8 @@ def reader_context(
         tls=config.tls,
         idle_timeout=config.smtp_timeout,
         max_connections=config.max_connections,
+        tally=counters.readers,
+        changes=changes,
     )
 
 

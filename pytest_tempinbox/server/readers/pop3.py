@@ -66,6 +66,8 @@ class _Session:
         self.inbox: str | None = None
         self.drop: list[StoredMessage] = []
         self.deleted: set[int] = set()
+        self.tally = session.context.tally.pop3
+        self.tally.sessions += 1
 
     def capabilities(self) -> bytes:
         caps = ["TOP", "UIDL", "USER", "RESP-CODES", "AUTH-RESP-CODE", "PIPELINING", "SASL PLAIN"]
@@ -88,6 +90,7 @@ class _Session:
         except InboxNotFound:  # deleted since the check: as if it never was
             inbox = None
         if inbox is None:
+            self.tally.logins_failed += 1
             await asyncio.sleep(FAILED_LOGIN_DELAY)
             return _err("[AUTH] invalid user name or password")
         self.inbox, self.drop = inbox, drop
@@ -133,6 +136,7 @@ class _Session:
                 if len(args) != 2 or not args[1].isdigit():
                     return _err("TOP takes a message number and a number of lines")
                 return _ok() + _stuffed(_top(found.raw, int(args[1])))
+            self.tally.messages_fetched += 1
             return _ok(f"{len(found.raw)} octets") + _stuffed(found.raw)
         if verb == "DELE":
             if self.message(arg) is None:
@@ -191,7 +195,9 @@ class _Session:
         if self.inbox is None or not self.deleted:
             return 0
         ids = [self.drop[n - 1].id for n in sorted(self.deleted)]
-        return self.context.store.delete_messages(self.inbox, ids)
+        removed = self.context.store.delete_messages(self.inbox, ids)
+        self.tally.messages_deleted += removed
+        return removed
 
 
 async def handle(session: ReaderSession) -> None:
@@ -211,6 +217,7 @@ async def handle(session: ReaderSession) -> None:
             return
         if not line:
             return
+        state.tally.commands += 1
         words = line.decode("utf-8", "surrogateescape").rstrip("\r\n").split(" ")
         verb, args = words[0].upper(), [w for w in words[1:] if w]
         reply: bytes | None

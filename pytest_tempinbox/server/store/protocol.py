@@ -353,6 +353,25 @@ class InboxStore(Protocol):
         """
         ...
 
+    def uid_next(self, address: str) -> int:
+        """The UID the inbox's next message will get (IMAP's UIDNEXT): its last UID plus one.
+
+        Never goes down while the inbox lives, not even when the newest messages
+        are deleted or evicted, since UIDs are never given twice. Every server
+        on one Redis tells the same. Raises as :meth:`get`.
+        """
+        ...
+
+    def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(address)`` (folded) after :meth:`delete_messages` removes any message.
+
+        For IMAP's IDLE. On Redis, a deletion by any server of the store is
+        told, on the loop that serves the store's waits, once the store listens
+        to its notices (its first wait); the memory store calls it at once, in
+        the deleting thread. Delivery waits are not woken by a deletion.
+        """
+        ...
+
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``; return how many were there.
 

@@ -40,6 +40,17 @@ def test_uid_fetch_returns_the_message_byte_for_byte(account: Account) -> None:
     client.logout()
 
 
+def test_a_partial_fetch_of_the_whole_message_is_a_slice_of_its_bytes(account: Account) -> None:
+    account.send()
+    client = login(account)
+    client.select("INBOX")
+    status, data = client.uid("FETCH", "1", "(BODY.PEEK[]<6.3>)")
+    assert status == "OK"
+    assert data[0][0].endswith(b"BODY[]<6> {3}")
+    assert data[0][1] == MAIL[6:9]
+    client.logout()
+
+
 def test_select_reports_the_messages_and_uidvalidity(account: Account) -> None:
     account.send()
     account.send()

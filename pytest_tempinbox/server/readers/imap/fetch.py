@@ -61,6 +61,11 @@ class Item:
     label: str = ""  # how the answer names it
 
     @property
+    def sends_text(self) -> bool:
+        """Tell whether the answer holds message text (a header or a body), for the counters."""
+        return self.name.startswith(("RFC822", "BODY[")) and self.name != "RFC822.SIZE"
+
+    @property
     def sets_seen(self) -> bool:
         """Tell whether fetching it sets the seen flag (a non-peek body read)."""
         return self.name in ("RFC822", "RFC822.TEXT") or (self.name == "BODY[]" and not self.peek)
@@ -161,6 +166,8 @@ def render(number: int, message: StoredMessage, items: list[Item], mailbox: Mail
             out.append(b"RFC822.SIZE %d" % len(message.raw))
         elif name == "RFC822":
             out.append(b"RFC822 " + _literal(message.raw))
+        elif name == "BODY[]" and not item.path and not item.kind:  # the whole message: no parse
+            out.append(item.label.encode() + b" " + _ranged(message.raw, item))
         else:
             tree = tree or parse_part(message.raw)
             if name == "ENVELOPE":
@@ -180,7 +187,11 @@ def render(number: int, message: StoredMessage, items: list[Item], mailbox: Mail
 
 
 def _section(raw: bytes, tree: Part, item: Item) -> bytes:
-    data = _section_bytes(raw, tree, item)
+    return _ranged(_section_bytes(raw, tree, item), item)
+
+
+def _ranged(data: bytes, item: Item) -> bytes:
+    """``data`` as a literal, cut to the item's ``<start.length>`` when it has one."""
     if item.start is not None:
         data = data[item.start :]
         if item.length is not None:

@@ -62,17 +62,12 @@ class Mailbox:
         self.messages: list[StoredMessage] = store.messages(address)
         self.uids: list[int] = [message.uid for message in self.messages]
         self.uid_validity = store.uid_validity(address)
-        self.highest_uid = self.uids[-1] if self.uids else 0
+        self.uid_next = store.uid_next(address)
         flags.keep_only(address, (message.id for message in self.messages))
 
     def flags(self, message: StoredMessage) -> set[str]:
         """The message's flags (live)."""
         return self.book.of(self.address, message.id)
-
-    @property
-    def uid_next(self) -> int:
-        """The UID the next message gets at least."""
-        return self.highest_uid + 1
 
     def unseen_count(self) -> int:
         """How many messages lack the seen flag."""
@@ -119,7 +114,7 @@ class Mailbox:
         self.messages = survivors + arrived
         self.uids = [message.uid for message in self.messages]
         if self.uids:
-            self.highest_uid = max(self.highest_uid, self.uids[-1])
+            self.uid_next = max(self.uid_next, self.uids[-1] + 1)
         return expunged[::-1], len(self.messages)
 
     def forget(self, gone: list[tuple[int, StoredMessage]]) -> list[int]:

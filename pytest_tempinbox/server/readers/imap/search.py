@@ -111,7 +111,8 @@ def _key(args: list[Value], mailbox: Mailbox) -> Predicate:
         right = _key(args, mailbox)
         return lambda number, message: left(number, message) or right(number, message)
     if key == "UID":
-        ranges = resolve(parse_sequence_set(_text(args, key)), mailbox.uid_next - 1 or 1)
+        highest = mailbox.uids[-1] if mailbox.uids else 1  # what * means: the highest UID in use
+        ranges = resolve(parse_sequence_set(_text(args, key)), highest)
         return lambda number, message: uid_set_contains(ranges, message.uid)
     try:
         seq = resolve(parse_sequence_set(value), len(mailbox.messages) or 1)

@@ -15,6 +15,7 @@ import base64
 import binascii
 import re
 import weakref
+from typing import Any
 
 from ....errors import InboxNotFound, StoreUnavailable
 from ..session import IdleTimeout, LineTooLong, ReaderSession
@@ -82,6 +83,8 @@ class _Session:
         self.mailbox: Mailbox | None = None
         self.bad = 0
         self.tag = "*"
+        self.tally = session.context.tally.imap
+        self.tally.sessions += 1
 
     def capabilities(self) -> str:
         caps = [
@@ -113,6 +116,7 @@ class _Session:
                 try:
                     command = await read_command(self.io)
                 except CommandRefused as exc:
+                    self.tally.commands += 1
                     self.refuse(exc.tag, exc.text)
                     continue
                 if not await self.dispatch(command):
@@ -145,6 +149,7 @@ class _Session:
             raise ConnectionEnds(b"* BYE too many bad commands\r\n")
 
     async def dispatch(self, command: Command) -> bool:
+        self.tally.commands += 1
         name, tag = command.name, command.tag
         self.tag = tag
         uid = False
@@ -247,6 +252,7 @@ class _Session:
     async def login(self, user: str, password: str) -> str:
         address = self.context.passwords.check(user, password)
         if address is None:
+            self.tally.logins_failed += 1
             await asyncio.sleep(FAILED_LOGIN_DELAY)
             raise _No("[AUTHENTICATIONFAILED] Authentication failed")
         self.address = address
@@ -344,8 +350,10 @@ class _Session:
             raise BadSyntax("FETCH needs a sequence set and items")
         ranges = parse_sequence_set(args[0])
         items = parse_items(args[1], by_uid=uid)
+        texts = any(item.sends_text for item in items)
         for count, (number, message) in enumerate(self.mailbox.select(ranges, by_uid=uid)):
             self.send(render(number, message, items, self.mailbox))
+            self.tally.messages_fetched += texts
             if count % 64 == 63:
                 await self.io.drain()
         return f"{'UID ' if uid else ''}FETCH completed"
@@ -404,7 +412,8 @@ class _Session:
             if "\\Deleted" in box.flags(message) and (only is None or message.id in only)
         ]
         if gone:
-            self.context.store.delete_messages(box.address, [message.id for _, message in gone])
+            ids = [message.id for _, message in gone]
+            self.tally.messages_deleted += self.context.store.delete_messages(box.address, ids)
         for number in box.forget(gone):
             if not quiet:
                 self.send(f"* {number} EXPUNGE\r\n")
@@ -444,13 +453,18 @@ class _Session:
             while True:
                 cursor = store.cursor(self.address)
                 news = asyncio.ensure_future(store.follow(self.address, cursor, 60.0))
-                await asyncio.wait({done, news}, return_when=asyncio.FIRST_COMPLETED)
+                deleted = self.context.changes.waiter(self.address)
+                wakers: set[asyncio.Future[Any]] = {done, news, deleted}
+                await asyncio.wait(wakers, return_when=asyncio.FIRST_COMPLETED)
+                woken = news.done() or deleted.done()
+                deleted.cancel()
                 if news.done():
                     news.result()
-                    self.report_changes()
-                    await self.io.drain()
                 else:
                     news.cancel()
+                if woken:
+                    self.report_changes()
+                    await self.io.drain()
                 if done.done():
                     break
         finally:

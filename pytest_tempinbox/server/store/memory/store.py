@@ -79,6 +79,7 @@ class Store:
         quotas: QuotaPolicy | None = None,
     ) -> None:
         self.domains: tuple[str, ...] = served_domains(domains)
+        self._deletion_watchers: list[Callable[[str], None]] = []
         self.quotas = quotas
         """Which quotas hold for whom (docs/tenants.md); None: no quota."""
         self._book: QuotaBook | None = None
@@ -310,6 +311,10 @@ class Store:
         """The inbox's UIDVALIDITY (see the protocol); raises as :meth:`get`."""
         return self.get(address).uid_validity
 
+    def uid_next(self, address: str) -> int:
+        """The UID the inbox's next message will get (see the protocol); raises as :meth:`get`."""
+        return self.get(address).last_uid + 1
+
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``; return how many were there."""
         with self._lock:
@@ -324,7 +329,14 @@ class Store:
                     inbox.stored_bytes -= size
                     if self._book is not None:
                         self._book.removed(inbox.owner, 1, size)
-            return len(gone)
+        if gone:
+            for watcher in self._deletion_watchers:
+                watcher(inbox.address)
+        return len(gone)
+
+    def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(address)`` after :meth:`delete_messages` removes any message."""
+        self._deletion_watchers.append(callback)
 
     def secret(self, name: str) -> bytes:
         """A random secret named ``name``, made at the first call: this process's own."""

@@ -3,7 +3,9 @@
 Each store (:mod:`.store`) keeps one subscription to the store's channel,
 in a task on the loop that serves its waits: a delivery anywhere publishes
 ``d <address>`` (to an inbox some process waits on: a wait's read marks it
-watched), a delete or expiry ``x <address>``, a new fault ``f``. The
+watched), a delete or expiry ``x <address>``, a new fault ``f``, messages
+deleted from a watched inbox ``m <address>`` (told to the store's deletion
+watchers, IMAP's IDLE, without waking a wait). The
 task wakes this process's waits on that address (they read Redis again), notes
 the faults, and forgets a deleted inbox in :class:`LiveInboxes` (what ``RCPT``
 is answered from). When the connection drops it wakes every wait (which then
@@ -137,16 +139,24 @@ class Listener:
 
     ``on_fault`` is called when a fault was added by any process (also at
     each subscription, if one ever was). ``live`` forgets the inboxes deleted
-    anywhere, and all of them while not subscribed.
+    anywhere, and all of them while not subscribed. ``on_deleted`` is called
+    with the address of an inbox whose messages a process deleted (no wait is
+    woken: no message arrived).
     """
 
     def __init__(
-        self, url: str, waiters: Waiters, live: LiveInboxes, on_fault: Callable[[], None]
+        self,
+        url: str,
+        waiters: Waiters,
+        live: LiveInboxes,
+        on_fault: Callable[[], None],
+        on_deleted: Callable[[str], None] = lambda address: None,
     ) -> None:
         self._url = url
         self._waiters = waiters
         self._live = live
         self._on_fault = on_fault
+        self._on_deleted = on_deleted
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
         self._closed = False
@@ -222,6 +232,9 @@ class Listener:
         kind, _, address = data.decode("utf-8", "replace").partition(" ")
         if kind == "f":
             self._on_fault()
+            return
+        if kind == "m":
+            self._on_deleted(address)
             return
         if kind == "x":
             self._live.forget(address)

@@ -292,6 +292,9 @@ for i = 2, #ARGV do
     removed = removed + 1
   end
 end
+if removed > 0 and redis.call('EXISTS', key(addr, 'watched')) == 1 then  -- an IDLE may wait on it
+  redis.call('PUBLISH', G .. 'events', 'm ' .. addr)
+end
 return removed
 """
 )

@@ -205,7 +205,10 @@ class RedisStore:
         self._secrets: dict[str, bytes] = {}
         self._waiters = Waiters()
         self._live = LiveInboxes()
-        self._listener = Listener(url, self._waiters, self._live, self._fault_noticed)
+        self._deletion_watchers: list[Callable[[str], None]] = []
+        self._listener = Listener(
+            url, self._waiters, self._live, self._fault_noticed, self._deletion_noticed
+        )
         self._connection: RedisConnection | None = None  # once started, on the serving loop
         self.refusals = RedisRefusals(self._redis)
         """The recipients refused at ``RCPT TO`` lately, by any server on the Redis."""
@@ -243,6 +246,14 @@ class RedisStore:
 
     def _fault_noticed(self) -> None:
         self._faults_added = True
+
+    def _deletion_noticed(self, address: str) -> None:
+        for watcher in self._deletion_watchers:
+            watcher(address)
+
+    def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(address)`` when any server of the store deletes messages (a notice)."""
+        self._deletion_watchers.append(callback)
 
     # --- create and look up ---------------------------------------------------------
 
@@ -671,6 +682,14 @@ class RedisStore:
         if validity is None:
             raise InboxNotFound(not_found(address))
         return int(validity)
+
+    def uid_next(self, address: str) -> int:
+        """The UID the inbox's next message will get: the delivery script's counter, plus one."""
+        key = scripts.inbox_key(_live_form(address), "inbox")
+        validity, last = unavailable(lambda: self._redis.hmget(key, ["validity", "uid"]))
+        if validity is None:
+            raise InboxNotFound(not_found(address))
+        return int(last or 0) + 1
 
     def delete_messages(self, address: str, ids: Iterable[str]) -> int:
         """Remove messages ``ids`` from the inbox at ``address``: one round trip."""
