@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.
     from aiosmtpd.smtp import SMTP, Envelope, Session
 
-    from .transcript import Transcript, TranscriptBook, Written
+    from .transcript import TranscriptBook
 
 __all__ = ["InboxHandler", "TenantLogin", "session_tenant"]
 
@@ -211,8 +211,9 @@ class InboxHandler:
         if self.transcripts is not None:
             transcript = getattr(session, "transcript", None)
             if transcript is not None:
-                document = written(transcript, server, session, status)
-                self.transcripts.keep([copy.id for copy in stored], document)
+                login = getattr(session, "auth_data", None)
+                kept = transcript.kept(session.peer, session.host_name, login, status)
+                self.transcripts.keep(stored, kept)
         return status
 
     def _store_down(self, error: StoreUnavailable) -> str:
@@ -275,23 +276,6 @@ class InboxHandler:
         else:
             log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
-
-
-def written(transcript: Transcript, server: SMTP, session: Session, final: str) -> Written:
-    """What ``session``'s transaction just ended with ``final`` keeps of its transcript."""
-    transport = getattr(server, "transport", None)
-    ssl_object = None if transport is None else transport.get_extra_info("ssl_object")
-    tls = (
-        None if ssl_object is None else (ssl_object.version(), (ssl_object.cipher() or (None,))[0])
-    )
-    login = getattr(session, "auth_data", None)
-    username = getattr(login, "login", None)
-    if isinstance(username, bytes):
-        username = username.decode("utf-8", "replace")
-    ehlo = session.host_name if isinstance(session.host_name, str) else None
-    return transcript.snapshot(
-        session.peer, ehlo, tls, username if isinstance(username, str) else None, final
-    )
 
 
 def session_tenant(session: Session) -> str | None:
