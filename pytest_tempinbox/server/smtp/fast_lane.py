@@ -321,6 +321,8 @@ class FastLane(asyncio.Protocol):
         verb = verb_bytes.upper().decode("ascii")
         arg = arg_bytes.strip().decode("utf-8", "surrogateescape") if arg_bytes else ""
         serve = _COMMANDS.get(verb)
+        if self._record is not None:  # for a refusal's transcript, while the line is served
+            self._session.transcript.pending = line
         if serve is None or not serve(self, arg):
             return False
         record = self._record
@@ -519,6 +521,7 @@ class FastLane(asyncio.Protocol):
         self._settings.sessions.discard(self)
         self._settings.handovers += 1
         if self._record is not None:
+            self._session.transcript.pending = None
             self._session.transcript.client(self._buffer)  # what aiosmtpd serves from here
             self._record = None
         protocol = self._settings.take_over()

@@ -45,6 +45,7 @@ log = logging.getLogger("pytest_tempinbox.server.smtp")
 
 MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 _NOT_LIVE = "not a live generated address"
+_NOT_LIVE_REPLY = f"Recipient address rejected: {_NOT_LIVE}"
 # A tenant's login: one reply for an inbox of another tenant and for none at all.
 _NOT_TENANTS = "550 5.7.1 Recipient address rejected: not a live inbox of the authenticated tenant"
 
@@ -241,12 +242,14 @@ class InboxHandler:
         client_ip = peer[0] if isinstance(peer, tuple) and peer else None
         helo = session.host_name if isinstance(session.host_name, str) else None
         reason = _NOT_LIVE if tenant is None else _NOT_TENANTS.partition(": ")[2]
-        self.store.refusals.record(address, reason, client_ip, helo, tenant=tenant)
-        self.counters.refused[UNKNOWN_RECIPIENT] += 1
-        if tenant is not None:
-            return _NOT_TENANTS
         # The address is not echoed: it may hold bytes that cannot be encoded.
-        return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
+        reply = _NOT_TENANTS if tenant is not None else f"550 5.1.1 {_NOT_LIVE_REPLY}"
+        kept = getattr(session, "transcript", None)
+        login = getattr(session, "auth_data", None)
+        said = None if kept is None else kept.refused(peer, session.host_name, login, reply)
+        self.store.refusals.record(address, reason, client_ip, helo, tenant=tenant, transcript=said)
+        self.counters.refused[UNKNOWN_RECIPIENT] += 1
+        return reply
 
     async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.

@@ -28,7 +28,15 @@ from datetime import datetime, timezone
 from time import perf_counter
 from typing import Any
 
-__all__ = ["MAX_LINE", "MAX_LINES", "MAX_TRANSCRIPTS", "SLOTS", "Transcript", "TranscriptBook"]
+__all__ = [
+    "MAX_LINE",
+    "MAX_LINES",
+    "MAX_TRANSCRIPTS",
+    "REFUSAL_LINES",
+    "SLOTS",
+    "Transcript",
+    "TranscriptBook",
+]
 
 MAX_LINES = 500
 """Lines kept of one transaction; the lines after are counted (``... N lines cut``)."""
@@ -36,6 +44,8 @@ MAX_LINE = 512
 """Characters kept of one line."""
 MAX_TRANSCRIPTS = 10_000
 """Transcripts a server keeps, the newest messages'."""
+REFUSAL_LINES = 20
+"""Lines a refusal keeps of its session's transcript: the last ones, ending with the refusal."""
 SLOTS = 2 * (MAX_LINES + 2)
 """Slots of a transaction's list (two per entry); entries after are counted as cut."""
 
@@ -55,6 +65,7 @@ class Transcript:
         "masking",
         "octets",
         "opening",
+        "pending",
         "started",
         "started_at",
         "tls",
@@ -73,6 +84,8 @@ class Transcript:
         self.in_data = False
         self.masking = False  # answering AUTH's 334 challenges
         self.octets = 0
+        self.pending: bytes | None = None
+        """The command line the fast lane is serving, recorded once served."""
         self._partial = b""
         self._data_tail = b""
 
@@ -94,6 +107,14 @@ class Transcript:
         """What the transaction just ended with the reply ``final`` keeps: references, no copy."""
         lines, cut, tls, auth = self.lines, self.cut, self.tls, self.auth
         return (self, lines, len(lines), cut, tls, auth, final, perf_counter(), peer, ehlo, login)
+
+    def refused(self, peer: Any, ehlo: Any, login: Any, reply: str) -> dict[str, Any]:
+        """The JSON transcript of a refusal with ``reply``: the last :data:`REFUSAL_LINES` lines."""
+        lines, pending = self.lines, self.pending
+        if pending is not None and (not lines or lines[-1] is not pending):
+            lines = [*lines, perf_counter(), pending]  # the line refused, not yet recorded
+        kept = (self, lines, len(lines), self.cut, self.tls, self.auth, reply, perf_counter())
+        return Written((*kept, peer, ehlo, login)).document(REFUSAL_LINES)
 
     def _add(self, what: Any) -> None:
         if len(self.lines) < SLOTS:
@@ -164,8 +185,11 @@ class Written:
     def __init__(self, kept: tuple[Any, ...]) -> None:
         self.kept = kept
 
-    def entries(self) -> tuple[list[dict[str, Any]], int]:
-        """The lines, each ``at_ms``, ``from`` and ``line``, and how many were cut."""
+    def entries(self, last: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """The lines, each ``at_ms``, ``from`` and ``line``, and how many were cut.
+
+        With ``last``, only the last ``last`` lines (the final reply among them).
+        """
         transcript, flat, end, cut, _, _, final, finished, _, _, _ = self.kept
         start: float = transcript.started
         flat = flat[:end]
@@ -193,12 +217,20 @@ class Written:
             cut += len(out) - MAX_LINES
             del out[MAX_LINES:]
         out.append({"at_ms": round((finished - start) * 1000, 3), "from": "server", "line": final})
+        if last is not None and len(out) > last:
+            cut += len(out) - last
+            del out[:-last]
         return out, cut
 
     def json(self) -> bytes:
         """The JSON of ``GET /api/messages/{email}/{id}/transcript``, UTF-8."""
+        document = self.document()
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def document(self, last: int | None = None) -> dict[str, Any]:
+        """The transcript as a JSON object; with ``last``, only its last ``last`` lines."""
         transcript, _, _, _, tls, auth, _, _, peer, ehlo, login = self.kept
-        lines, cut = self.entries()
+        lines, cut = self.entries(last)
         if cut:
             lines.append(
                 {"at_ms": lines[-1]["at_ms"], "from": "server", "line": f"... {cut} lines cut"}
@@ -206,7 +238,7 @@ class Written:
         username = getattr(login, "login", None)
         if isinstance(username, bytes):
             username = username.decode("utf-8", "replace")
-        document = {
+        return {
             "client": {
                 "address": peer[0] if isinstance(peer, tuple) and peer else None,
                 "ehlo": ehlo if isinstance(ehlo, str) else None,
@@ -219,7 +251,6 @@ class Written:
             "lines": lines,
             "lines_cut": cut,
         }
-        return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class TranscriptBook:
