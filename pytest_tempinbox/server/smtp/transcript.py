@@ -231,10 +231,10 @@ class Written:
         """The transcript as a JSON object; with ``last``, only its last ``last`` lines."""
         transcript, _, _, _, tls, auth, _, _, peer, ehlo, login = self.kept
         lines, cut = self.entries(last)
-        if cut:
-            lines.append(
-                {"at_ms": lines[-1]["at_ms"], "from": "server", "line": f"... {cut} lines cut"}
-            )
+        if cut:  # said where the lines are missing: after them, or before the last ones
+            at = -1 if last is None else 0
+            note = {"at_ms": lines[at]["at_ms"], "from": "server", "line": f"... {cut} lines cut"}
+            lines.insert(len(lines) if last is None else 0, note)
         username = getattr(login, "login", None)
         if isinstance(username, bytes):
             username = username.decode("utf-8", "replace")
