@@ -164,14 +164,19 @@ def test_two_generated_addresses_of_one_domain_are_not_alike() -> None:
 # What a failed wait says, against the real server.
 
 
-def test_a_wait_lists_mail_refused_for_a_misspelt_address(
-    server: InboxServer, client: TempInboxClient
-) -> None:
+def _misspelt_wait(server: InboxServer, client: TempInboxClient) -> tuple[Inbox, list[str]]:
+    """An inbox, and the failure of its wait after mail to an address one letter off."""
     inbox = client.generate(prefix="alice")
     refuse(server, misspelt(inbox.address))
     with pytest.raises(WaitTimeout) as failure:
         inbox.wait_for_message(subject="Welcome", timeout=0.2)
-    lines = str(failure.value).splitlines()
+    return inbox, str(failure.value).splitlines()
+
+
+def test_a_wait_lists_mail_refused_for_a_misspelt_address(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox, lines = _misspelt_wait(server, client)
     assert lines[:2] == [
         f"no message with subject containing 'Welcome' arrived at {inbox.address} within 0.2 s;",
         "the inbox received no mail at all.",
@@ -192,11 +197,7 @@ def test_a_wait_lists_mail_refused_for_a_misspelt_address(
 def test_a_wait_shows_the_end_of_the_first_refusal_s_smtp_conversation(
     server: InboxServer, client: TempInboxClient
 ) -> None:
-    inbox = client.generate(prefix="alice")
-    refuse(server, misspelt(inbox.address))
-    with pytest.raises(WaitTimeout) as failure:
-        inbox.wait_for_message(subject="Welcome", timeout=0.2)
-    lines = str(failure.value).splitlines()
+    inbox, lines = _misspelt_wait(server, client)
     assert lines[4] == "    its SMTP conversation ended:"
     assert all(line[:8] in ("      C:", "      S:") for line in lines[5:9])
     assert lines[7].upper() == f"      C: RCPT TO:<{misspelt(inbox.address).upper()}>"
