@@ -42,6 +42,9 @@ class TranscriptAuth:
 class Transcript:
     """The SMTP session that delivered a message, up to the reply to its DATA.
 
+    A refusal's transcript (:attr:`~pytest_tempinbox.models.Refusal.transcript`)
+    holds the last lines of its session, up to the refusal's reply.
+
     ``lines`` hold the session's opening (greeting, EHLO, STARTTLS, AUTH) and
     this message's transaction; AUTH payloads read ``****`` and the message
     itself ``<N octets of message data>``. ``lines_cut`` counts the lines
@@ -71,6 +74,22 @@ class Transcript:
             ),
             lines_cut=data.get("lines_cut", 0),
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object the transcript route answers (what :meth:`from_json` reads)."""
+        tls, auth = self.tls, self.auth
+        return {
+            "client": {"address": self.client_address, "ehlo": self.ehlo},
+            "tls": None if tls is None else {"version": tls.version, "cipher": tls.cipher},
+            "auth": None
+            if auth is None
+            else {"mechanism": auth.mechanism, "username": auth.username},
+            "started_at": self.started_at.isoformat().replace("+00:00", "Z"),
+            "lines": [
+                {"at_ms": line.at_ms, "from": line.side, "line": line.line} for line in self.lines
+            ],
+            "lines_cut": self.lines_cut,
+        }
 
     def __str__(self) -> str:
         """The conversation as a log reads: ``C:``/``S:`` and each line."""

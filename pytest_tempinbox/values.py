@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .side_values import DkimStatus as DkimStatus
     from .side_values import ProviderRecord as ProviderRecord
     from .side_values import Unsubscribe as Unsubscribe
+    from .transcripts import Transcript
 
 __all__ = [
     "PROVIDERS",
@@ -276,6 +277,8 @@ class Refusal:
     ``similar_to`` an address: how alike the two addresses are. ``tenant`` is,
     on a server with tenants, the tenant whose SMTP credentials the session
     logged in with (None: none); the server keeps it to itself (not in the JSON).
+    ``transcript`` is the SMTP session's transcript up to the refusal (its last
+    lines, docs/transcripts.md), when the server keeps transcripts.
     """
 
     at: datetime
@@ -285,11 +288,19 @@ class Refusal:
     helo: str | None = None
     similarity: float | None = None
     tenant: str | None = None
+    transcript: Transcript | None = None
 
     def scored(self, similarity: float) -> Refusal:
         """Return a copy with its ``similarity`` to an address."""
         return Refusal(
-            self.at, self.address, self.reply, self.client_ip, self.helo, similarity, self.tenant
+            self.at,
+            self.address,
+            self.reply,
+            self.client_ip,
+            self.helo,
+            similarity,
+            self.tenant,
+            self.transcript,
         )
 
     def to_json(self) -> JSON:
@@ -303,12 +314,14 @@ class Refusal:
         }
         if self.similarity is not None:
             data["similarity"] = self.similarity
+        if self.transcript is not None:
+            data["transcript"] = self.transcript.to_json()
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Refusal:
         """Build a refusal from its JSON object form."""
-        similarity = data.get("similarity")
+        similarity, transcript = data.get("similarity"), data.get("transcript")
         return cls(
             at=parse_timestamp(data["at"]),
             address=data["address"],
@@ -316,7 +329,15 @@ class Refusal:
             client_ip=data.get("client_ip"),
             helo=data.get("helo"),
             similarity=None if similarity is None else float(similarity),
+            transcript=None if transcript is None else _transcript(transcript),
         )
+
+
+def _transcript(data: dict[str, Any]) -> Transcript:
+    """Read a transcript's JSON object; its module is imported only when one is read."""
+    from .transcripts import Transcript
+
+    return Transcript.from_json(data)
 
 
 def provider_url(api_url: str, name: str) -> str:

@@ -177,12 +177,14 @@ def test_the_rules_see_the_imports() -> None:
 
 def test_the_values_import_nothing_of_the_package_but_errors() -> None:
     # The data every part shares stays below everything: errors is the one thing it may name,
-    # and the values beside the mail, which it re-exports when first asked for.
+    # and the values beside the mail, which it re-exports when first asked for, and a
+    # refusal's transcript, read when a refusal has one.
     found = {first_name(target) for target in imports(PACKAGE / "values.py")}
-    allowed = {"errors", "side_values"}
+    allowed = {"errors", "side_values", "transcripts"}
     assert found <= allowed, f"pytest_tempinbox.values imports {sorted(found - allowed)}"
-    beside = {first_name(target) for target in imports(PACKAGE / "side_values.py")}
-    assert not beside, f"pytest_tempinbox.side_values imports {sorted(beside)}"
+    for beside in ("side_values.py", "transcripts.py"):
+        named = {first_name(target) for target in imports(PACKAGE / beside)}
+        assert not named, f"pytest_tempinbox.{beside[:-3]} imports {sorted(named)}"
 
 
 MAX_LINES = 400

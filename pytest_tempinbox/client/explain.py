@@ -30,12 +30,14 @@ if TYPE_CHECKING:
     from .calls import Call, Flow
 
 __all__ = [
+    "CONVERSATION_SHOWN",
     "MAX_REFUSALS_SHOWN",
     "ClientView",
     "InboxView",
     "about",
     "about_flow",
     "blocking_line",
+    "conversation_lines",
     "django_line",
     "explain",
     "explain_async",
@@ -49,6 +51,8 @@ __all__ = [
 ]
 
 MAX_REFUSALS_SHOWN = 5
+CONVERSATION_SHOWN = 4
+"""Lines of the first refusal's SMTP transcript a failure shows, its last ones."""
 _MAX_REFUSALS_READ = 100
 # What asking the server may raise besides our errors: an answer of another shape.
 _UNREADABLE = (TempInboxError, KeyError, TypeError, ValueError)
@@ -216,10 +220,22 @@ def refusal_lines(
             client += f" (EHLO {refusal.helo})"
         why = _reason(refusal, _key(refusal) in alike, deleted(refusal.address), domains or [])
         lines.append(f"  - {refusal.address!r} at {_clock(refusal.at)} from {client}: {why}")
+        if refusal is shown[0]:
+            lines += conversation_lines(refusal)
     more = len(shown) - MAX_REFUSALS_SHOWN
     if more > 0:
         lines.append(f"  and {more}{'+' if len(recent) >= _MAX_REFUSALS_READ else ''} more")
     return lines
+
+
+def conversation_lines(refusal: Refusal) -> list[str]:
+    """The last :data:`CONVERSATION_SHOWN` lines of ``refusal``'s SMTP transcript, if it has one."""
+    if refusal.transcript is None or not refusal.transcript.lines:
+        return []
+    said = refusal.transcript.lines[-CONVERSATION_SHOWN:]
+    return ["    its SMTP conversation ended:"] + [
+        f"      {'C' if line.side == 'client' else 'S'}: {line.line[:120]}" for line in said
+    ]
 
 
 def _key(refusal: Refusal) -> tuple[datetime, str, str | None]:

@@ -164,14 +164,19 @@ def test_two_generated_addresses_of_one_domain_are_not_alike() -> None:
 # What a failed wait says, against the real server.
 
 
-def test_a_wait_lists_mail_refused_for_a_misspelt_address(
-    server: InboxServer, client: TempInboxClient
-) -> None:
+def _misspelt_wait(server: InboxServer, client: TempInboxClient) -> tuple[Inbox, list[str]]:
+    """An inbox, and the failure of its wait after mail to an address one letter off."""
     inbox = client.generate(prefix="alice")
     refuse(server, misspelt(inbox.address))
     with pytest.raises(WaitTimeout) as failure:
         inbox.wait_for_message(subject="Welcome", timeout=0.2)
-    lines = str(failure.value).splitlines()
+    return inbox, str(failure.value).splitlines()
+
+
+def test_a_wait_lists_mail_refused_for_a_misspelt_address(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox, lines = _misspelt_wait(server, client)
     assert lines[:2] == [
         f"no message with subject containing 'Welcome' arrived at {inbox.address} within 0.2 s;",
         "the inbox received no mail at all.",
@@ -186,7 +191,19 @@ def test_a_wait_lists_mail_refused_for_a_misspelt_address(
         f" from 127.0.0.1 (EHLO {CLIENT_NAME}): not a live generated address (no inbox has"
         " this address, which is like this inbox's: a typing slip?)"
     )
-    assert lines[4] == f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}."
+    assert lines[9] == f"the server takes SMTP at {server.smtp_host}:{server.smtp_port}."
+
+
+def test_a_wait_shows_the_end_of_the_first_refusal_s_smtp_conversation(
+    server: InboxServer, client: TempInboxClient
+) -> None:
+    inbox, lines = _misspelt_wait(server, client)
+    assert lines[4] == "    its SMTP conversation ended:"
+    assert all(line[:8] in ("      C:", "      S:") for line in lines[5:9])
+    assert lines[7].upper() == f"      C: RCPT TO:<{misspelt(inbox.address).upper()}>"
+    assert lines[8] == (
+        "      S: 550 5.1.1 Recipient address rejected: not a live generated address"
+    )
 
 
 def test_a_wait_lists_mail_refused_for_an_unrelated_address(
@@ -215,7 +232,8 @@ def test_a_wait_names_mail_refused_for_an_inbox_the_test_deleted(
         send(server, make_message(gone.address, "Welcome"))
     with pytest.raises(WaitTimeout) as failure:
         inbox.wait_for_message(timeout=0)
-    (line,) = [line for line in str(failure.value).splitlines() if gone.address in line]
+    (line,) = [line for line in str(failure.value).splitlines() if line.startswith("  - ")]
+    assert gone.address in line
     deleted = client.deleted(gone.address)
     assert deleted is not None
     when = deleted.strftime("%H:%M:%S.%f")[:-3]
@@ -259,7 +277,7 @@ def test_a_wait_shows_five_refusals_and_counts_the_others(
         refuse(server, f"nobody{number}@tempinbox.test")
     with pytest.raises(WaitTimeout) as failure:
         inbox.wait_for_message(timeout=0)
-    lines = str(failure.value).splitlines()
+    lines = [line for line in str(failure.value).splitlines() if not line.startswith("    ")]
     assert [line[:23] for line in lines[3:8]] == [
         f"  - 'nobody{number}@tempinbox.test'"[:23] for number in range(6, 1, -1)
     ]

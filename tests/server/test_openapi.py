@@ -45,6 +45,7 @@ from pytest_tempinbox.server.store.refusals import (
     REFUSAL_MAX_AGE,
     SIMILAR,
 )
+from pytest_tempinbox.transcripts import Transcript, TranscriptLine
 
 from ..helpers import message_json
 
@@ -217,6 +218,14 @@ MODELS: dict[str, list[Any]] = {
     "Refusal": [
         Refusal(AT, "usr@tempinbox.test", "5.1.1 No such user", "127.0.0.1", "app.test"),
         Refusal(AT, "usr@tempinbox.test", "5.1.1 No such user", None, None, 0.9),
+        Refusal(
+            AT,
+            "usr@tempinbox.test",
+            "5.1.1 No such user",
+            transcript=Transcript(
+                "127.0.0.1", "app.test", None, None, AT, (TranscriptLine(0.5, "server", "550"),)
+            ),
+        ),
     ],
     "LinkReport": [LinkReport((_LINK_RESULT, _BROKEN), ("mailto:x@app.test",), ("track",))],
     "LinkResult": [_LINK_RESULT, _BROKEN],

@@ -31,12 +31,13 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Coroutine, Generator
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ...parsing.headers import DOT_ATOM
 from .data import DataReader
 from .handler import InboxHandler
-from .transcript import Transcript
+from .transcript import SLOTS, Transcript
 
 if TYPE_CHECKING:
     from ..sockets import Refusals
@@ -170,6 +171,8 @@ class FastLane(asyncio.Protocol):
         # Typed as the hooks take them: aiosmtpd's Session and Envelope, by their attributes.
         self._session: Any = LaneSession()
         self._envelope: Any = LaneEnvelope()
+        # The session's transcript's current list, appended to inline (transcript.py).
+        self._record: list[Any] | None = None
         self._buffer = b""
         self._out: list[bytes] = []
         self._ehlos = 0
@@ -205,7 +208,9 @@ class FastLane(asyncio.Protocol):
         transport.write(self._settings.greeting)
         if self._settings.transcripts:
             self._session.transcript = transcript = Transcript()
-            transcript.wrote(self._settings.greeting)
+            transcript.secure(transport)
+            self._record = transcript.lines
+            self._record += (transcript.started, self._settings.greeting)
         self._deadline = self._loop.time() + self._settings.timeout
         self._timer = self._loop.call_at(self._deadline, self._idle)
 
@@ -296,9 +301,12 @@ class FastLane(asyncio.Protocol):
         if self._out and self.transport is not None:
             out = b"".join(self._out)
             self.transport.write(out)
-            transcript = self._session.transcript
-            if transcript is not None:
-                transcript.wrote(out)
+            record = self._record
+            if record is not None:
+                if len(record) < SLOTS:
+                    record += (perf_counter(), out)
+                else:
+                    self._session.transcript.cut += 1
         self._out.clear()
 
     def _reply(self, status: str) -> None:
@@ -313,11 +321,16 @@ class FastLane(asyncio.Protocol):
         verb = verb_bytes.upper().decode("ascii")
         arg = arg_bytes.strip().decode("utf-8", "surrogateescape") if arg_bytes else ""
         serve = _COMMANDS.get(verb)
+        if self._record is not None:  # for a refusal's transcript, while the line is served
+            self._session.transcript.pending = line
         if serve is None or not serve(self, arg):
             return False
-        transcript = self._session.transcript
-        if transcript is not None:
-            transcript.served(line)
+        record = self._record
+        if record is not None:
+            if len(record) < SLOTS:
+                record += (perf_counter(), line)
+            else:
+                self._session.transcript.cut += 1
         self._deadline = self._loop.time() + self._settings.timeout
         return True
 
@@ -373,6 +386,8 @@ class FastLane(asyncio.Protocol):
         if len({option.partition("=")[0] for option in options}) != len(options):
             return False  # a parameter twice: aiosmtpd keeps the last; its to judge
         envelope.smtp_utf8 = smtp_utf8
+        if self._record is not None:
+            self._record = self._session.transcript.mail()
         hook = self._handler.handle_MAIL(self._server, self._session, envelope, address, options)
         self._reply(_now(hook))
         return True
@@ -440,15 +455,16 @@ class FastLane(asyncio.Protocol):
         self._buffer = rest
         self._in_data = False
         self._message = None
+        record = self._record
+        if record is not None:
+            if len(record) < SLOTS:
+                record += (perf_counter(), reader.count)
+            else:
+                self._session.transcript.cut += 1
         if reader.refusal is not None:
-            if self._session.transcript is not None:
-                self._session.transcript.message_data(reader.count)
             self._envelope = LaneEnvelope()
             self._reply(reader.refusal)
             return True
-        transcript = self._session.transcript
-        if transcript is not None:
-            transcript.message_data(reader.count)
         envelope = self._envelope
         envelope.content = envelope.original_content = reader.content()
         self._run(self._handler.handle_DATA(self._server, self._session, envelope), post_data=True)
@@ -504,8 +520,10 @@ class FastLane(asyncio.Protocol):
         assert transport is not None
         self._settings.sessions.discard(self)
         self._settings.handovers += 1
-        if self._session.transcript is not None:
+        if self._record is not None:
+            self._session.transcript.pending = None
             self._session.transcript.client(self._buffer)  # what aiosmtpd serves from here
+            self._record = None
         protocol = self._settings.take_over()
         transport.set_protocol(protocol)
         protocol.take_over(transport, self._session, self._envelope, self._ehlos, self._buffer)

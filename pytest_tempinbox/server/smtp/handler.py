@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.
     from aiosmtpd.smtp import SMTP, Envelope, Session
 
-    from .transcript import Transcript, TranscriptBook, Written
+    from .transcript import TranscriptBook
 
 __all__ = ["InboxHandler", "TenantLogin", "session_tenant"]
 
@@ -45,6 +45,7 @@ log = logging.getLogger("pytest_tempinbox.server.smtp")
 
 MAX_LOCAL_PART, MAX_DOMAIN, MAX_PATH = 64, 255, 256
 _NOT_LIVE = "not a live generated address"
+_NOT_LIVE_REPLY = f"Recipient address rejected: {_NOT_LIVE}"
 # A tenant's login: one reply for an inbox of another tenant and for none at all.
 _NOT_TENANTS = "550 5.7.1 Recipient address rejected: not a live inbox of the authenticated tenant"
 
@@ -214,8 +215,9 @@ class InboxHandler:
         if self.transcripts is not None:
             transcript = getattr(session, "transcript", None)
             if transcript is not None:
-                document = written(transcript, server, session, status)
-                self.transcripts.keep([copy.id for copy in stored], document)
+                login = getattr(session, "auth_data", None)
+                kept = transcript.kept(session.peer, session.host_name, login, status)
+                self.transcripts.keep(stored, kept)
         return status
 
     def _store_down(self, error: StoreUnavailable) -> str:
@@ -243,12 +245,14 @@ class InboxHandler:
         client_ip = peer[0] if isinstance(peer, tuple) and peer else None
         helo = session.host_name if isinstance(session.host_name, str) else None
         reason = _NOT_LIVE if tenant is None else _NOT_TENANTS.partition(": ")[2]
-        self.store.refusals.record(address, reason, client_ip, helo, tenant=tenant)
-        self.counters.refused[UNKNOWN_RECIPIENT] += 1
-        if tenant is not None:
-            return _NOT_TENANTS
         # The address is not echoed: it may hold bytes that cannot be encoded.
-        return f"550 5.1.1 Recipient address rejected: {_NOT_LIVE}"
+        reply = _NOT_TENANTS if tenant is not None else f"550 5.1.1 {_NOT_LIVE_REPLY}"
+        kept = getattr(session, "transcript", None)
+        login = getattr(session, "auth_data", None)
+        said = None if kept is None else kept.refused(peer, session.host_name, login, reply)
+        self.store.refusals.record(address, reason, client_ip, helo, tenant=tenant, transcript=said)
+        self.counters.refused[UNKNOWN_RECIPIENT] += 1
+        return reply
 
     async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.
@@ -278,23 +282,6 @@ class InboxHandler:
         else:
             log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
-
-
-def written(transcript: Transcript, server: SMTP, session: Session, final: str) -> Written:
-    """What ``session``'s transaction just ended with ``final`` keeps of its transcript."""
-    transport = getattr(server, "transport", None)
-    ssl_object = None if transport is None else transport.get_extra_info("ssl_object")
-    tls = (
-        None if ssl_object is None else (ssl_object.version(), (ssl_object.cipher() or (None,))[0])
-    )
-    login = getattr(session, "auth_data", None)
-    username = getattr(login, "login", None)
-    if isinstance(username, bytes):
-        username = username.decode("utf-8", "replace")
-    ehlo = session.host_name if isinstance(session.host_name, str) else None
-    return transcript.snapshot(
-        session.peer, ehlo, tls, username if isinstance(username, str) else None, final
-    )
 
 
 def session_tenant(session: Session) -> str | None:

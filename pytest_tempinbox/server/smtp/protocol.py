@@ -296,7 +296,8 @@ class TrackedSMTP(SMTPProtocol):
         kept = getattr(self.session, "transcript", None)
         super().connection_made(transport)
         if self.session is not None and self._transcripts:
-            cast(QuietSession, self.session).transcript = kept or Transcript()
+            transcript = cast(QuietSession, self.session).transcript = kept or Transcript()
+            transcript.secure(transport)  # after STARTTLS's handshake too
 
     def data_received(self, data: bytes) -> None:
         """Read the client's bytes, into the session's transcript too."""

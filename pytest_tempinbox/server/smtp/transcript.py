@@ -1,16 +1,20 @@
 """The SMTP conversation of a session, kept cheaply as it happens and written out when asked.
 
-A :class:`Transcript` is fed the bytes each side sends (the client's as they
-arrive, the server's as they are written): it appends ``(time, side, bytes)``
-tuples and nothing more on the hot path. DATA's octets are counted, not kept
-(``<N octets of message data>``); AUTH's payloads are masked as they are read
-(``AUTH PLAIN ****``, and every line answering a ``334`` challenge as ``****``),
-so no secret is ever held. :meth:`Transcript.snapshot` keeps, for the
-transaction just ended, the lines of ``GET /api/messages/{email}/{id}/transcript``
-(:class:`Written`; its JSON is made only when read):
-the session's opening (greeting, EHLO, STARTTLS, AUTH: everything before its
-first ``MAIL``) and that transaction's lines from its ``MAIL`` on.
-:class:`TranscriptBook` keeps the documents of the newest messages by id.
+A session's :class:`Transcript` holds a plain list of ``(time, what)`` pairs,
+flat: the fast lane appends to it inline, with no function call per line, the
+bytes of each command line it serves and of each batch of replies it writes;
+aiosmtpd's side feeds :meth:`Transcript.client` and :meth:`Transcript.server`.
+What an entry is tells whose it is: bytes opening with a digit are the
+server's (every SMTP reply does), other bytes and a ``str`` the client's, an
+``int`` DATA's octets (counted, not kept: ``<N octets of message data>``).
+AUTH's payloads are masked as they are read (``AUTH PLAIN ****``, and every
+line answering a ``334`` challenge as ``****``), so no secret is ever held.
+Each ``MAIL`` starts a new list whose first pair holds the session's opening
+(greeting, EHLO, STARTTLS, AUTH: everything before its first ``MAIL``), so a
+message keeps its transcript by reference (:meth:`Transcript.kept`, no copy),
+and the lines, their times and the JSON of
+``GET /api/messages/{email}/{id}/transcript`` are made only when read
+(:class:`Written`). :class:`TranscriptBook` keeps the newest messages' by id.
 Standard library only; see ``docs/transcripts.md``.
 """
 
@@ -18,31 +22,40 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from time import perf_counter
 from typing import Any
 
-__all__ = ["MAX_LINE", "MAX_LINES", "MAX_TRANSCRIPTS", "Transcript", "TranscriptBook"]
+__all__ = [
+    "MAX_LINE",
+    "MAX_LINES",
+    "MAX_TRANSCRIPTS",
+    "REFUSAL_LINES",
+    "SLOTS",
+    "Transcript",
+    "TranscriptBook",
+]
 
 MAX_LINES = 500
-"""Lines kept of one session; the lines after are counted (``... N lines cut``)."""
+"""Lines kept of one transaction; the lines after are counted (``... N lines cut``)."""
 MAX_LINE = 512
 """Characters kept of one line."""
 MAX_TRANSCRIPTS = 10_000
 """Transcripts a server keeps, the newest messages'."""
+REFUSAL_LINES = 20
+"""Lines a refusal keeps of its session's transcript: the last ones, ending with the refusal."""
+SLOTS = 2 * (MAX_LINES + 2)
+"""Slots of a transaction's list (two per entry); entries after are counted as cut."""
 
-_CLIENT, _SERVER, _DATA = 0, 1, 2
-_SLOTS = 3 * MAX_LINES
 _MASK = b"****"
 
 
 class Transcript:
-    """One SMTP session's lines as both sides sent them; see the module's docstring."""
+    """One SMTP session's conversation as both sides sent it; see the module's docstring."""
 
     __slots__ = (
-        "_data_at",
         "_data_tail",
         "_partial",
         "auth",
@@ -50,35 +63,67 @@ class Transcript:
         "in_data",
         "lines",
         "masking",
+        "octets",
         "opening",
+        "pending",
+        "started",
         "started_at",
-        "started_ns",
-        "transaction",
+        "tls",
     )
 
     def __init__(self) -> None:
         self.started_at = datetime.now(timezone.utc)
-        self.started_ns = time.perf_counter_ns()
-        # Flat (time, side, line) triples: no tuple kept per line for the collector to track.
+        self.started = perf_counter()
         self.lines: list[Any] = []
+        """The current transaction's flat ``(time, what)`` pairs; the fast lane appends to it."""
         self.cut = 0
-        self.opening = -1  # index of the session's first MAIL: the opening ends there
-        self.transaction = 0  # index of this transaction's MAIL
+        """Entries of the current transaction counted, not kept."""
+        self.opening: list[Any] | None = None  # the lines before the first MAIL, once one came
         self.auth: str | None = None
+        self.tls: tuple[str | None, str | None] | None = None
         self.in_data = False
         self.masking = False  # answering AUTH's 334 challenges
+        self.octets = 0
+        self.pending: bytes | None = None
+        """The command line the fast lane is serving, recorded once served."""
         self._partial = b""
         self._data_tail = b""
-        self._data_at = -1  # the index of the DATA octets' line; -1 once cut
 
-    def _add(self, side: int, line: Any) -> None:
-        if len(self.lines) >= _SLOTS:
+    def mail(self) -> list[Any]:
+        """Start a transaction (its ``MAIL`` line comes next): the new list, the opening first."""
+        if self.opening is None:
+            self.opening = self.lines
+        self.lines = lines = [self.started, self.opening]
+        self.cut = 0
+        return lines
+
+    def secure(self, transport: Any) -> None:
+        """Note the TLS version and cipher of ``transport``, if it runs TLS."""
+        ssl_object = transport.get_extra_info("ssl_object")
+        if ssl_object is not None:
+            self.tls = (ssl_object.version(), (ssl_object.cipher() or (None,))[0])
+
+    def kept(self, peer: Any, ehlo: Any, login: Any, final: str) -> tuple[Any, ...]:
+        """What the transaction just ended with the reply ``final`` keeps: references, no copy."""
+        lines, cut, tls, auth = self.lines, self.cut, self.tls, self.auth
+        return (self, lines, len(lines), cut, tls, auth, final, perf_counter(), peer, ehlo, login)
+
+    def refused(self, peer: Any, ehlo: Any, login: Any, reply: str) -> dict[str, Any]:
+        """The JSON transcript of a refusal with ``reply``: the last :data:`REFUSAL_LINES` lines."""
+        lines, pending = self.lines, self.pending
+        if pending is not None and (not lines or lines[-1] is not pending):
+            lines = [*lines, perf_counter(), pending]  # the line refused, not yet recorded
+        kept = (self, lines, len(lines), self.cut, self.tls, self.auth, reply, perf_counter())
+        return Written((*kept, peer, ehlo, login)).document(REFUSAL_LINES)
+
+    def _add(self, what: Any) -> None:
+        if len(self.lines) < SLOTS:
+            self.lines += (perf_counter(), what)
+        else:
             self.cut += 1
-            return
-        self.lines += (time.perf_counter_ns(), side, line)
 
     def client(self, data: bytes) -> None:
-        """Take bytes the client sent: whole lines are kept, DATA's octets counted."""
+        """Take bytes the client sent (aiosmtpd's side): whole lines, DATA's octets counted."""
         if self._partial:
             data, self._partial = self._partial + data, b""
         while data:
@@ -94,7 +139,7 @@ class Transcript:
 
     def _command(self, line: bytes) -> None:
         if self.masking:
-            self._add(_CLIENT, _MASK)
+            self._add(_MASK)
             return
         verb = line[:5].upper()
         if verb == b"AUTH ":
@@ -102,35 +147,10 @@ class Transcript:
             self.auth = mechanism.decode("ascii", "replace").upper()
             line = b"AUTH " + mechanism + (b" " + _MASK if payload else b"")
         elif verb[:4] == b"MAIL":
-            if self.opening < 0:
-                self.opening = len(self.lines)
-            elif self.transaction > self.opening:
-                # The last transaction is in its message's snapshot: this one starts afresh.
-                del self.lines[self.opening :]
-                self.cut = 0
-            self.transaction = len(self.lines)
-        self._add(_CLIENT, line[:MAX_LINE])
-
-    def served(self, line: bytes) -> None:
-        """Take a command line the fast lane served (never AUTH: the lane hands that over)."""
-        if line[:4].upper() == b"MAIL":
-            self._command(line)  # its transaction's bookkeeping
-            return
-        if len(self.lines) >= _SLOTS:
-            self.cut += 1
-            return
-        self.lines += (time.perf_counter_ns(), _CLIENT, line)
-
-    def wrote(self, data: bytes) -> None:
-        """Take replies the fast lane wrote, kept whole and split when read."""
-        if len(self.lines) >= _SLOTS:
-            self.cut += 1
-            return
-        self.lines += (time.perf_counter_ns(), _SERVER, data)
-
-    def message_data(self, octets: int) -> None:
-        """Note the fast lane's DATA: ``octets`` of message, not kept."""
-        self._add(_DATA, octets)
+            self.mail()
+        line = line[:MAX_LINE]
+        # A client's line opening with a digit is kept as text: bytes that do are the server's.
+        self._add(line.decode("utf-8", "replace") if line[:1].isdigit() else line)
 
     def _data(self, data: bytes) -> bytes:
         """Count DATA's octets up to its final dot; the bytes after it."""
@@ -138,117 +158,99 @@ class Transcript:
         end = seen.find(b"\r\n.\r\n")
         if end < 0 and seen.startswith(b".\r\n"):
             end = -2
-        at = self._data_at
         if end == -1:
-            if at >= 0:
-                self.lines[at + 2] += len(data)
+            self.octets += len(data)
             self._data_tail = seen[-4:]
             return b""
         used = end + 5 - len(self._data_tail)
-        if at >= 0:
-            octets = max(0, used - 3)
-            self.lines[at] = time.perf_counter_ns()
-            self.lines[at + 2] += octets
+        self._add(self.octets + max(0, used - 3))
         self.in_data, self._data_tail = False, b""
         return data[used:]
 
     def server(self, data: bytes) -> None:
-        """Take bytes the server wrote: one or more reply lines."""
-        for line in data.split(b"\r\n"):
-            if line:
-                self._add(_SERVER, line[:MAX_LINE])
-        last = data[-64:].rsplit(b"\r\n", 2)
-        reply = last[-2] if len(last) > 1 else data
-        self.masking = reply.startswith(b"334")
-        if reply.startswith(b"354"):
+        """Take a reply aiosmtpd's side wrote (its line end included)."""
+        self._add(data[:MAX_LINE])
+        self.masking = data.startswith(b"334")
+        if data.startswith(b"354"):
             self.in_data = True
+            self.octets = 0
             self._data_tail = b"\r\n"  # a message that is only the final dot
-            self._data_at = len(self.lines) if len(self.lines) < _SLOTS else -1
-            self._add(_DATA, 0)
-
-    def snapshot(
-        self,
-        peer: Any,
-        ehlo: str | None,
-        tls: tuple[str | None, str | None] | None,
-        username: str | None,
-        final: str,
-    ) -> Written:
-        """What the transaction just ended with the reply ``final`` keeps (JSON made when read)."""
-        lines = self.lines
-        opening = self.opening if self.opening >= 0 else len(lines)
-        kept = lines[:opening] + lines[max(self.transaction, opening) :]
-        kept += (time.perf_counter_ns(), _SERVER, final)
-        return Written(self, kept, peer, ehlo, tls, username)
 
 
 class Written:
-    """One message's transcript as kept: its lines and facts; :meth:`json` writes it out."""
+    """One message's transcript as kept (:meth:`Transcript.kept`); :meth:`json` writes it out."""
 
-    __slots__ = (
-        "auth",
-        "cut",
-        "ehlo",
-        "lines",
-        "peer",
-        "started_at",
-        "started_ns",
-        "tls",
-        "username",
-    )
+    __slots__ = ("kept",)
 
-    def __init__(
-        self,
-        transcript: Transcript,
-        lines: list[Any],
-        peer: Any,
-        ehlo: str | None,
-        tls: tuple[str | None, str | None] | None,
-        username: str | None,
-    ) -> None:
-        self.started_at, self.started_ns = transcript.started_at, transcript.started_ns
-        self.auth, self.cut = transcript.auth, transcript.cut
-        self.lines, self.peer, self.ehlo, self.tls, self.username = lines, peer, ehlo, tls, username
+    def __init__(self, kept: tuple[Any, ...]) -> None:
+        self.kept = kept
+
+    def entries(self, last: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """The lines, each ``at_ms``, ``from`` and ``line``, and how many were cut.
+
+        With ``last``, only the last ``last`` lines (the final reply among them).
+        """
+        transcript, flat, end, cut, _, _, final, finished, _, _, _ = self.kept
+        start: float = transcript.started
+        flat = flat[:end]
+        if len(flat) > 1 and isinstance(flat[1], list):  # the session's opening
+            flat = flat[1] + flat[2:]
+        out: list[dict[str, Any]] = []
+        for index in range(0, len(flat), 2):
+            at_ms = round((flat[index] - start) * 1000, 3)
+            what = flat[index + 1]
+            if isinstance(what, int):
+                texts, source = [f"<{what} octets of message data>"], "client"
+            elif isinstance(what, str):
+                texts, source = [what], "client"
+            elif what[:1].isdigit():
+                texts = [
+                    part[:MAX_LINE].decode("utf-8", "replace")
+                    for part in what.split(b"\r\n")
+                    if part
+                ]
+                source = "server"
+            else:
+                texts, source = [what.decode("utf-8", "replace")], "client"
+            out += [{"at_ms": at_ms, "from": source, "line": text} for text in texts]
+        if len(out) > MAX_LINES:
+            cut += len(out) - MAX_LINES
+            del out[MAX_LINES:]
+        out.append({"at_ms": round((finished - start) * 1000, 3), "from": "server", "line": final})
+        if last is not None and len(out) > last:
+            cut += len(out) - last
+            del out[:-last]
+        return out, cut
 
     def json(self) -> bytes:
         """The JSON of ``GET /api/messages/{email}/{id}/transcript``, UTF-8."""
-        start = self.started_ns
-        out: list[dict[str, Any]] = []
-        flat = self.lines
-        for index in range(0, len(flat), 3):
-            at, side, line = flat[index : index + 3]
-            at_ms = round((at - start) / 1e6, 3)
-            if side == _DATA:
-                texts = [f"<{line} octets of message data>"]
-            elif isinstance(line, str):
-                texts = [line]
-            else:
-                texts = [
-                    part[:MAX_LINE].decode("utf-8", "replace")
-                    for part in line.split(b"\r\n")
-                    if part
-                ]
-            source = "server" if side == _SERVER else "client"
-            out += [{"at_ms": at_ms, "from": source, "line": text} for text in texts]
-        if self.cut:
-            out.append(
-                {"at_ms": out[-1]["at_ms"], "from": "server", "line": f"... {self.cut} lines cut"}
-            )
-        peer = self.peer
-        document = {
+        document = self.document()
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def document(self, last: int | None = None) -> dict[str, Any]:
+        """The transcript as a JSON object; with ``last``, only its last ``last`` lines."""
+        transcript, _, _, _, tls, auth, _, _, peer, ehlo, login = self.kept
+        lines, cut = self.entries(last)
+        if cut:  # said where the lines are missing: after them, or before the last ones
+            at = -1 if last is None else 0
+            note = {"at_ms": lines[at]["at_ms"], "from": "server", "line": f"... {cut} lines cut"}
+            lines.insert(len(lines) if last is None else 0, note)
+        username = getattr(login, "login", None)
+        if isinstance(username, bytes):
+            username = username.decode("utf-8", "replace")
+        return {
             "client": {
                 "address": peer[0] if isinstance(peer, tuple) and peer else None,
-                "ehlo": self.ehlo,
+                "ehlo": ehlo if isinstance(ehlo, str) else None,
             },
-            "tls": None if self.tls is None else {"version": self.tls[0], "cipher": self.tls[1]},
+            "tls": None if tls is None else {"version": tls[0], "cipher": tls[1]},
             "auth": None
-            if self.auth is None
-            else {"mechanism": self.auth, "username": self.username},
-            "started_at": self.started_at.isoformat().replace("+00:00", "Z"),
-            "lines": out,
-            "lines_cut": self.cut,
+            if auth is None
+            else {"mechanism": auth, "username": username if isinstance(username, str) else None},
+            "started_at": transcript.started_at.isoformat().replace("+00:00", "Z"),
+            "lines": lines,
+            "lines_cut": cut,
         }
-        return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class TranscriptBook:
@@ -256,18 +258,20 @@ class TranscriptBook:
 
     def __init__(self, capacity: int = MAX_TRANSCRIPTS) -> None:
         self._capacity = capacity
-        self._kept: OrderedDict[str, Written] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def keep(self, ids: Iterable[str], document: Written) -> None:
-        """Keep ``document`` as the transcript of each message of ``ids``."""
+    def keep(self, messages: Iterable[Any], kept: tuple[Any, ...]) -> None:
+        """Keep ``kept`` (:meth:`Transcript.kept`) as each message's transcript, by its ``id``."""
         with self._lock:
-            for id in ids:
-                self._kept[id] = document
-            while len(self._kept) > self._capacity:
-                self._kept.popitem(last=False)
+            book = self._kept
+            for message in messages:
+                book[message.id] = kept
+            while len(book) > self._capacity:
+                book.popitem(last=False)
 
     def get(self, id: str) -> Written | None:
         """The transcript of message ``id``; None when none is kept."""
         with self._lock:
-            return self._kept.get(id)
+            kept = self._kept.get(id)
+        return None if kept is None else Written(kept)

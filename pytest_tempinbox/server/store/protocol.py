@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...models import Fault, Refusal, Stage
 from .stored_message import Facets, StoredMessage
@@ -72,10 +72,12 @@ class Refusals(Protocol):
         client_ip: str | None,
         helo: str | None,
         tenant: str | None = None,
+        transcript: dict[str, Any] | None = None,
     ) -> None:
         """Remember that ``address`` was refused with SMTP reply ``reply``; from any thread.
 
-        ``tenant``: the tenant whose SMTP credentials the session logged in with.
+        ``tenant``: the tenant whose SMTP credentials the session logged in with;
+        ``transcript``: the JSON of the session's transcript up to the refusal.
         """
         ...
 

@@ -15,8 +15,12 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from ...models import Refusal
+
+if TYPE_CHECKING:
+    from ...transcripts import Transcript
 
 __all__ = [
     "MAX_FIELD",
@@ -112,10 +116,12 @@ class RefusalLog(RefusalFinder):
         client_ip: str | None,
         helo: str | None,
         tenant: str | None = None,
+        transcript: dict[str, Any] | None = None,
     ) -> None:
         """Remember that mail to ``address`` was refused with ``reply`` (its text, no code).
 
-        ``tenant``: the tenant the session logged in as, if any.
+        ``tenant``: the tenant the session logged in as, if any; ``transcript``:
+        the JSON of the session's transcript up to the refusal, if kept.
         """
         refusal = Refusal(
             at=self._clock(),
@@ -124,6 +130,7 @@ class RefusalLog(RefusalFinder):
             client_ip=client_ip,
             helo=None if helo is None else helo[:MAX_FIELD],
             tenant=tenant,
+            transcript=None if transcript is None else read_transcript(transcript),
         )
         with self._lock:
             self._refusals.append(refusal)
@@ -144,3 +151,10 @@ class RefusalLog(RefusalFinder):
 
 def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def read_transcript(document: dict[str, Any]) -> Transcript:
+    """A refusal's transcript from its JSON (its module imported when a refusal has one)."""
+    from ...transcripts import Transcript
+
+    return Transcript.from_json(document)

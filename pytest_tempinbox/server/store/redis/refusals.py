@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import redis
 
 from ....models import Refusal
-from ..refusals import MAX_FIELD, MAX_REFUSALS, REFUSAL_MAX_AGE, RefusalFinder
+from ..refusals import MAX_FIELD, MAX_REFUSALS, REFUSAL_MAX_AGE, RefusalFinder, read_transcript
 from .scripts import REFUSALS
 
 __all__ = ["RedisRefusals", "unavailable"]
@@ -60,19 +60,25 @@ class RedisRefusals(RefusalFinder):
         client_ip: str | None,
         helo: str | None,
         tenant: str | None = None,
+        transcript: dict[str, Any] | None = None,
     ) -> None:
         """Remember that mail to ``address`` was refused with ``reply`` (its text, no code).
 
-        ``tenant``: the tenant the session logged in as, if any (kept only then).
+        ``tenant``: the tenant the session logged in as, if any (kept only then, or
+        as null before a ``transcript``: the JSON of the session's transcript).
         """
-        fields = [
+        fields: list[Any] = [
             datetime.now(timezone.utc).isoformat(),
             address[:MAX_FIELD],
             reply,
             client_ip,
             None if helo is None else helo[:MAX_FIELD],
         ]
-        entry = json.dumps(fields if tenant is None else [*fields, tenant])
+        if transcript is not None:
+            fields += [tenant, transcript]
+        elif tenant is not None:
+            fields.append(tenant)
+        entry = json.dumps(fields)
         pipe = self._redis.pipeline(transaction=True)
         pipe.lpush(REFUSALS, entry)
         pipe.ltrim(REFUSALS, 0, MAX_REFUSALS - 1)
@@ -84,9 +90,18 @@ class RedisRefusals(RefusalFinder):
         oldest = datetime.now(timezone.utc).timestamp() - self.max_age
         found = []
         for entry in entries:
-            at, address, reply, client_ip, helo, *tenant = json.loads(entry)
+            at, address, reply, client_ip, helo, *rest = json.loads(entry)
+            tenant = rest[0] if rest else None
+            transcript = read_transcript(rest[1]) if len(rest) > 1 else None
             refusal = Refusal(
-                datetime.fromisoformat(at), address, reply, client_ip, helo, None, *tenant
+                datetime.fromisoformat(at),
+                address,
+                reply,
+                client_ip,
+                helo,
+                None,
+                tenant,
+                transcript,
             )
             if refusal.at.timestamp() >= oldest and (since is None or refusal.at >= since):
                 found.append(refusal)
