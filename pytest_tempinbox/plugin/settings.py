@@ -105,6 +105,11 @@ _READERS_HELP = (
     "start the server's IMAP and POP3 listeners on free ports, for tempinbox.imap and "
     "tempinbox.pop3 (default: off)"
 )
+_MCP_HELP = (
+    "serve the MCP endpoint for agents at /mcp on the server's API port "
+    "(the mcp extra) (default: off)"
+)
+_NO_TRANSCRIPTS_HELP = "keep no SMTP transcripts: Message.transcript() answers 404 (default: kept)"
 _KEEP_HELP = (
     "do not delete the inboxes of failing tests; at the end of the run, print their viewer "
     "links and keep the server running until Ctrl-C (on a terminal, outside CI) (default: off)"
@@ -153,6 +158,7 @@ class Settings:
         "host",
         "keep",
         "limits",
+        "mcp",
         "origins",
         "port",
         "provider_keys",
@@ -163,6 +169,7 @@ class Settings:
         "tenants",
         "tls",
         "token",
+        "transcripts",
         "ui",
         "url",
         "webhooks",
@@ -193,8 +200,11 @@ class Settings:
         tenants: Tenants | None = None,
         readers: bool = False,
         webhooks: list[str] | None = None,
+        mcp: bool = False,
+        transcripts: bool = True,
     ) -> None:
         self.readers = readers
+        self.mcp, self.transcripts = mcp, transcripts
         self.webhooks = webhooks or []
         self.port = port
         self.token, self.tenants = token, tenants
@@ -237,7 +247,19 @@ class Settings:
             imap_port=0 if self.readers and _imap_served() else None,
             webhooks=self.webhooks,
             webhook_secret=os.environ.get("TEMPINBOX_WEBHOOK_SECRET") if self.webhooks else None,
+            mcp=self.mcp,
+            transcripts=self.transcripts,
         ).replace(**self.limits)
+
+
+_SWITCHES = {
+    "ui": _UI_HELP,
+    "keep": _KEEP_HELP,
+    "readers": _READERS_HELP,
+    "mcp": _MCP_HELP,
+    "no_transcripts": _NO_TRANSCRIPTS_HELP,
+}
+"""The plugin's on/off options: ``--tempinbox-NAME`` and the ini key ``tempinbox_NAME``."""
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -249,14 +271,10 @@ def add_options(parser: pytest.Parser) -> None:
         group.addoption(flag, dest=f"tempinbox_{name}", default=None, help=help + shown)
         kind = _number_type(seconds=False) if name.endswith("port") else "string"
         parser.addini(f"tempinbox_{name}", help + shown, type=kind, default=None)
-    group.addoption("--tempinbox-ui", action="store_true", dest="tempinbox_ui", help=_UI_HELP)
-    parser.addini("tempinbox_ui", _UI_HELP, type="bool", default=False)
-    group.addoption("--tempinbox-keep", action="store_true", dest="tempinbox_keep", help=_KEEP_HELP)
-    parser.addini("tempinbox_keep", _KEEP_HELP, type="bool", default=False)
-    group.addoption(
-        "--tempinbox-readers", action="store_true", dest="tempinbox_readers", help=_READERS_HELP
-    )
-    parser.addini("tempinbox_readers", _READERS_HELP, type="bool", default=False)
+    for name, help in _SWITCHES.items():
+        flag = "--tempinbox-" + name.replace("_", "-")
+        group.addoption(flag, action="store_true", dest=f"tempinbox_{name}", help=help)
+        parser.addini(f"tempinbox_{name}", help, type="bool", default=False)
     group.addoption(
         "--tempinbox-provider-key",
         action="append",
@@ -325,6 +343,8 @@ def resolve_settings(config: pytest.Config) -> Settings:
         token=given(config, "token")[0],
         tenants=read_tenants(config, given(config, "token")[0], remote=bool(url)),
         webhooks=_webhooks(config),
+        mcp=given_switch(config, "mcp"),
+        transcripts=not given_switch(config, "no_transcripts"),
     )
 
 
