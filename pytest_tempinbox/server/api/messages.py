@@ -234,7 +234,7 @@ async def transcript(request: Request) -> Reply:
     """
     found = request.store.message(request.args["email"], request.args["id"])
     book = getattr(request.store, "transcripts", None)
-    document = None if book is None else book.get(found.id)
+    document = None if book is None else book.get(found)
     if document is None:
         if found.provider is not None:
             detail = f"sent through the {found.provider.name} API; no SMTP conversation"

@@ -210,7 +210,7 @@ class FastLane(asyncio.Protocol):
             self._session.transcript = transcript = Transcript()
             transcript.secure(transport)
             self._record = transcript.lines
-            self._record += (transcript.started, self._settings.greeting)
+            self._record += (self._settings.greeting, transcript.started)
         self._deadline = self._loop.time() + self._settings.timeout
         self._timer = self._loop.call_at(self._deadline, self._idle)
 
@@ -304,7 +304,8 @@ class FastLane(asyncio.Protocol):
             record = self._record
             if record is not None:
                 if len(record) < SLOTS:
-                    record += (perf_counter(), out)
+                    record.append(out)
+                    record.append(perf_counter())  # the time of the lines and replies before it
                 else:
                     self._session.transcript.cut += 1
         self._out.clear()
@@ -328,7 +329,7 @@ class FastLane(asyncio.Protocol):
         record = self._record
         if record is not None:
             if len(record) < SLOTS:
-                record += (perf_counter(), line)
+                record.append(line)
             else:
                 self._session.transcript.cut += 1
         self._deadline = self._loop.time() + self._settings.timeout
@@ -387,7 +388,7 @@ class FastLane(asyncio.Protocol):
             return False  # a parameter twice: aiosmtpd keeps the last; its to judge
         envelope.smtp_utf8 = smtp_utf8
         if self._record is not None:
-            self._record = self._session.transcript.mail()
+            self._session.transcript.mail()  # empties the list in place
         hook = self._handler.handle_MAIL(self._server, self._session, envelope, address, options)
         self._reply(_now(hook))
         return True
@@ -458,7 +459,7 @@ class FastLane(asyncio.Protocol):
         record = self._record
         if record is not None:
             if len(record) < SLOTS:
-                record += (perf_counter(), reader.count)
+                record.append(reader.count)
             else:
                 self._session.transcript.cut += 1
         if reader.refusal is not None:
@@ -483,6 +484,9 @@ class FastLane(asyncio.Protocol):
             self._answer(self._failed(error), post_data)
             return
         self._flush()
+        record = self._record
+        if record is not None and record and type(record[-1]) is not float:
+            record.append(perf_counter())  # the line's time, its reply's comes when the hook ends
         self._busy = self._loop.create_task(_finish(hook, waiting_on))
         self._busy.add_done_callback(lambda task: self._resume(task, post_data))
 

@@ -84,7 +84,11 @@ class InboxHandler:
     ) -> None:
         self.store = store
         self.transcripts = transcripts
-        """Where each delivered message's SMTP transcript is kept (None: not kept)."""
+        """Where each delivered message's SMTP transcript is kept (None: not kept).
+
+        A store that keeps the messages it delivers has each one's kept on it.
+        """
+        self._on_messages = store.keeps_delivered
         self.tenant_logins = tenant_logins
         self.max_recipients = max_recipients
         self.advertise_auth = advertise_auth
@@ -217,7 +221,11 @@ class InboxHandler:
             if transcript is not None:
                 login = getattr(session, "auth_data", None)
                 kept = transcript.kept(session.peer, session.host_name, login, status)
-                self.transcripts.keep(stored, kept)
+                if self._on_messages:
+                    for message in stored:
+                        message.transcript = kept
+                else:
+                    self.transcripts.keep(stored, kept)
         return status
 
     def _store_down(self, error: StoreUnavailable) -> str:

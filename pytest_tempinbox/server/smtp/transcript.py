@@ -1,27 +1,32 @@
 """The SMTP conversation of a session, kept cheaply as it happens and written out when asked.
 
-A session's :class:`Transcript` holds a plain list of ``(time, what)`` pairs,
-flat: the fast lane appends to it inline, with no function call per line, the
-bytes of each command line it serves and of each batch of replies it writes;
-aiosmtpd's side feeds :meth:`Transcript.client` and :meth:`Transcript.server`.
+A session's :class:`Transcript` holds a plain list of what was said, each
+float in it the time (``perf_counter``) of the entries since the float before:
+the fast lane appends to it inline, with no function call per line, the
+bytes of each command line it serves and of each batch of replies it writes,
+and the time once per batch written; aiosmtpd's side feeds
+:meth:`Transcript.client` and :meth:`Transcript.server`, a time per entry.
 What an entry is tells whose it is: bytes opening with a digit are the
 server's (every SMTP reply does), other bytes and a ``str`` the client's, an
 ``int`` DATA's octets (counted, not kept: ``<N octets of message data>``).
 AUTH's payloads are masked as they are read (``AUTH PLAIN ****``, and every
 line answering a ``334`` challenge as ``****``), so no secret is ever held.
-Each ``MAIL`` starts a new list whose first pair holds the session's opening
-(greeting, EHLO, STARTTLS, AUTH: everything before its first ``MAIL``), so a
-message keeps its transcript by reference (:meth:`Transcript.kept`, no copy),
-and the lines, their times and the JSON of
-``GET /api/messages/{email}/{id}/transcript`` are made only when read
-(:class:`Written`). :class:`TranscriptBook` keeps the newest messages' by id.
+Each ``MAIL`` empties the list in place (the fast lane keeps appending to
+it): what came before the first one is the session's opening (greeting,
+EHLO, STARTTLS, AUTH), kept once as a tuple. A message keeps its transcript
+as one flat tuple of plain values (:meth:`Transcript.kept`: the opening, a
+copy of the transaction's entries, the TLS, AUTH and client facts), which
+the garbage collector stops tracking, so keeping many costs no collection
+time: on the message itself when the store keeps in memory the messages it
+delivers, else in a :class:`TranscriptBook` of the newest by id. The lines,
+their times and the JSON of ``GET /api/messages/{email}/{id}/transcript``
+are made only when read (:class:`Written`).
 Standard library only; see ``docs/transcripts.md``.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -78,7 +83,7 @@ class Transcript:
         """The current transaction's flat ``(time, what)`` pairs; the fast lane appends to it."""
         self.cut = 0
         """Entries of the current transaction counted, not kept."""
-        self.opening: list[Any] | None = None  # the lines before the first MAIL, once one came
+        self.opening: tuple[Any, ...] | None = None  # the pairs before the first MAIL, once one came
         self.auth: str | None = None
         self.tls: tuple[str | None, str | None] | None = None
         self.in_data = False
@@ -89,13 +94,17 @@ class Transcript:
         self._partial = b""
         self._data_tail = b""
 
-    def mail(self) -> list[Any]:
-        """Start a transaction (its ``MAIL`` line comes next): the new list, the opening first."""
+    def mail(self) -> None:
+        """Start a transaction (its ``MAIL`` line comes next): empty :attr:`lines` in place.
+
+        The first time, what the list held is kept as the session's opening,
+        closed by the time now (replies to its last lines may still be on their way).
+        """
+        lines = self.lines
         if self.opening is None:
-            self.opening = self.lines
-        self.lines = lines = [self.started, self.opening]
+            self.opening = (*lines, perf_counter())
+        lines.clear()
         self.cut = 0
-        return lines
 
     def secure(self, transport: Any) -> None:
         """Note the TLS version and cipher of ``transport``, if it runs TLS."""
@@ -104,21 +113,41 @@ class Transcript:
             self.tls = (ssl_object.version(), (ssl_object.cipher() or (None,))[0])
 
     def kept(self, peer: Any, ehlo: Any, login: Any, final: str) -> tuple[Any, ...]:
-        """What the transaction just ended with the reply ``final`` keeps: references, no copy."""
-        lines, cut, tls, auth = self.lines, self.cut, self.tls, self.auth
-        return (self, lines, len(lines), cut, tls, auth, final, perf_counter(), peer, ehlo, login)
+        """What the transaction just ended with the reply ``final`` keeps: plain values only.
+
+        ``peer`` is the client's socket address, ``ehlo`` its EHLO name and
+        ``login`` aiosmtpd's ``auth_data``: kept as they are (a tuple, a string,
+        a named tuple of bytes), read when the transcript is.
+        """
+        return (
+            self.started,
+            self.started_at,
+            self.opening or (),
+            tuple(self.lines),
+            self.cut,
+            self.tls,
+            self.auth,
+            final,
+            perf_counter(),
+            peer,
+            ehlo,
+            login,
+        )
 
     def refused(self, peer: Any, ehlo: Any, login: Any, reply: str) -> dict[str, Any]:
         """The JSON transcript of a refusal with ``reply``: the last :data:`REFUSAL_LINES` lines."""
         lines, pending = self.lines, self.pending
         if pending is not None and (not lines or lines[-1] is not pending):
-            lines = [*lines, perf_counter(), pending]  # the line refused, not yet recorded
-        kept = (self, lines, len(lines), self.cut, self.tls, self.auth, reply, perf_counter())
-        return Written((*kept, peer, ehlo, login)).document(REFUSAL_LINES)
+            lines.extend((pending, perf_counter()))  # the line refused: the lane records it after
+            kept = self.kept(peer, ehlo, login, reply)
+            del lines[-2:]
+        else:
+            kept = self.kept(peer, ehlo, login, reply)
+        return Written(kept).document(REFUSAL_LINES)
 
     def _add(self, what: Any) -> None:
         if len(self.lines) < SLOTS:
-            self.lines += (perf_counter(), what)
+            self.lines += (what, perf_counter())
         else:
             self.cut += 1
 
@@ -190,29 +219,17 @@ class Written:
 
         With ``last``, only the last ``last`` lines (the final reply among them).
         """
-        transcript, flat, end, cut, _, _, final, finished, _, _, _ = self.kept
-        start: float = transcript.started
-        flat = flat[:end]
-        if len(flat) > 1 and isinstance(flat[1], list):  # the session's opening
-            flat = flat[1] + flat[2:]
+        start, _, opening, said, cut, _, _, final, finished, _, _, _ = self.kept
         out: list[dict[str, Any]] = []
-        for index in range(0, len(flat), 2):
-            at_ms = round((flat[index] - start) * 1000, 3)
-            what = flat[index + 1]
-            if isinstance(what, int):
-                texts, source = [f"<{what} octets of message data>"], "client"
-            elif isinstance(what, str):
-                texts, source = [what], "client"
-            elif what[:1].isdigit():
-                texts = [
-                    part[:MAX_LINE].decode("utf-8", "replace")
-                    for part in what.split(b"\r\n")
-                    if part
-                ]
-                source = "server"
-            else:
-                texts, source = [what.decode("utf-8", "replace")], "client"
-            out += [{"at_ms": at_ms, "from": source, "line": text} for text in texts]
+        waiting: list[Any] = []  # entries whose time comes after them
+        for what in (*opening, *said, finished):
+            if not isinstance(what, float):
+                waiting.append(what)
+                continue
+            at_ms = round((what - start) * 1000, 3)
+            for entry in waiting:
+                out += _lines(entry, at_ms)
+            waiting.clear()
         if len(out) > MAX_LINES:
             cut += len(out) - MAX_LINES
             del out[MAX_LINES:]
@@ -229,7 +246,7 @@ class Written:
 
     def document(self, last: int | None = None) -> dict[str, Any]:
         """The transcript as a JSON object; with ``last``, only its last ``last`` lines."""
-        transcript, _, _, _, tls, auth, _, _, peer, ehlo, login = self.kept
+        _, started_at, _, _, _, tls, auth, _, _, peer, ehlo, login = self.kept
         lines, cut = self.entries(last)
         if cut:  # said where the lines are missing: after them, or before the last ones
             at = -1 if last is None else 0
@@ -247,31 +264,46 @@ class Written:
             "auth": None
             if auth is None
             else {"mechanism": auth, "username": username if isinstance(username, str) else None},
-            "started_at": transcript.started_at.isoformat().replace("+00:00", "Z"),
+            "started_at": started_at.isoformat().replace("+00:00", "Z"),
             "lines": lines,
             "lines_cut": cut,
         }
 
 
+def _lines(what: Any, at_ms: float) -> list[dict[str, Any]]:
+    """The transcript's lines of one entry (see the module's docstring), at ``at_ms``."""
+    if isinstance(what, int):
+        texts, source = [f"<{what} octets of message data>"], "client"
+    elif isinstance(what, str):
+        texts, source = [what], "client"
+    elif what[:1].isdigit():
+        texts = [part[:MAX_LINE].decode("utf-8", "replace") for part in what.split(b"\r\n") if part]
+        source = "server"
+    else:
+        texts, source = [what.decode("utf-8", "replace")], "client"
+    return [{"at_ms": at_ms, "from": source, "line": text} for text in texts]
+
+
 class TranscriptBook:
-    """The transcripts of the newest ``capacity`` messages, by message id, from any thread."""
+    """The transcripts of the newest ``capacity`` messages, by message id.
+
+    Kept by the server's loop, read from any thread: each operation is one
+    step of an ``OrderedDict``, which the interpreter's lock keeps whole.
+    """
 
     def __init__(self, capacity: int = MAX_TRANSCRIPTS) -> None:
         self._capacity = capacity
         self._kept: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def keep(self, messages: Iterable[Any], kept: tuple[Any, ...]) -> None:
         """Keep ``kept`` (:meth:`Transcript.kept`) as each message's transcript, by its ``id``."""
-        with self._lock:
-            book = self._kept
-            for message in messages:
-                book[message.id] = kept
-            while len(book) > self._capacity:
-                book.popitem(last=False)
+        book = self._kept
+        for message in messages:
+            book[message.id] = kept
+        while len(book) > self._capacity:
+            book.popitem(last=False)
 
-    def get(self, id: str) -> Written | None:
-        """The transcript of message ``id``; None when none is kept."""
-        with self._lock:
-            kept = self._kept.get(id)
+    def get(self, message: Any) -> Written | None:
+        """The transcript of ``message`` (a StoredMessage): on it, else here; None when none is."""
+        kept = message.transcript or self._kept.get(message.id)
         return None if kept is None else Written(kept)

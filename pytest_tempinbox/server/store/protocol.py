@@ -145,6 +145,15 @@ class InboxStore(Protocol):
         ...
 
     @property
+    def keeps_delivered(self) -> bool:
+        """Tell whether the messages :meth:`deliver` returns are the very objects it keeps.
+
+        Then what the server keeps of a message (its SMTP transcript) can be
+        kept on it, and goes with it; else it is kept beside the store.
+        """
+        ...
+
+    @property
     def faults_added(self) -> bool:
         """Tell whether a fault was ever queued; while False, deliveries need not look for one.
 

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...models import Envelope, Message
 from ...parsing.match import searchable_text
@@ -48,7 +48,9 @@ class StoredMessage:
     its :data:`Facets`. ``provider`` is the record of a send through an email
     provider's API (None for SMTP mail). ``uid`` is the copy's number in its
     inbox, from 1, increasing, never given twice in the inbox's life: the UID
-    that IMAP and POP3 readers see (0 for a copy not stored).
+    that IMAP and POP3 readers see (0 for a copy not stored). ``transcript``
+    is the SMTP transcript kept with it (``server/smtp/transcript.py``), by a
+    store that keeps its messages in memory; else None.
     """
 
     __slots__ = (
@@ -62,6 +64,7 @@ class StoredMessage:
         "provider",
         "raw",
         "received_at",
+        "transcript",
         "uid",
     )
 
@@ -84,6 +87,7 @@ class StoredMessage:
         self.received_at = received_at
         self.dkim_keys = dkim_keys
         self.provider = provider
+        self.transcript: tuple[Any, ...] | None = None
         self._json: bytes | None = None
         self._facets: Facets | None = None
         self._subaddress: str | bool | None = False  # False: not worked out yet

@@ -512,6 +512,11 @@ class Store:
         return self.get(address).faults.clear()
 
     @property
+    def keeps_delivered(self) -> bool:
+        """Tell that the messages :meth:`deliver` returns are the ones kept: yes, in memory."""
+        return True
+
+    @property
     def faults_added(self) -> bool:
         """Tell whether a fault was ever queued: until then, deliveries need not look for one."""
         return self._faults_added

@@ -240,6 +240,11 @@ class RedisStore:
         return self._closed
 
     @property
+    def keeps_delivered(self) -> bool:
+        """Tell that the messages :meth:`deliver` returns are the ones kept: no, Redis keeps them."""
+        return False
+
+    @property
     def faults_added(self) -> bool:
         """Tell whether a fault was added by this process or, as noticed, by another."""
         return self._faults_added
