@@ -15,16 +15,23 @@ from pytest_tempinbox import TempInboxClient
 from pytest_tempinbox.models import Fault, Refusal
 from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.server.store.redis.scripts import REFUSALS
-from pytest_tempinbox.tenants import hash_line
 
 from ...helpers import CLIENT_NAME
-from ..tenants_support import TOKEN_A, TOKEN_B, bearer, generate
+from ..tenants_support import (
+    PASSWORD_A,
+    PASSWORD_B,
+    TOKEN_A,
+    TOKEN_B,
+    USER_A,
+    USER_B,
+    bearer,
+    generate,
+    smtp_tenants_file,
+)
 
 SIZE_LIMIT = 2000
 BIG = b"Subject: big\r\n\r\n" + (b"x" * 70 + b"\r\n") * 40  # 2,896 octets
 TOO_BIG = "552 Error: Too much mail data"
-USER_A, PASSWORD_A = "team-a-app", "tit_smtp-password-of-team-a"
-USER_B, PASSWORD_B = "team-b-app", "tit_smtp-password-of-team-b"
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -165,31 +172,13 @@ QUOTA = 500
 WITHIN_SIZE_OVER_QUOTA = b"Subject: big\r\n\r\n" + (b"x" * 70 + b"\r\n") * 10  # 736 octets
 
 
-def _tenants_file(directory: Path) -> str:
-    """team-a may store :data:`QUOTA` bytes; both teams have SMTP credentials."""
-    path = directory / "tenants.json"
-    tenants = [
-        {
-            "name": "team-a",
-            "tokens": [hash_line(TOKEN_A)],
-            "smtp": {"user": USER_A, "password": hash_line(PASSWORD_A)},
-            "quotas": {"bytes": QUOTA},
-        },
-        {
-            "name": "team-b",
-            "tokens": [hash_line(TOKEN_B)],
-            "smtp": {"user": USER_B, "password": hash_line(PASSWORD_B)},
-        },
-    ]
-    path.write_text(json.dumps({"tenants": tenants}))
-    return str(path)
-
-
 @pytest.fixture
 def tenant_server(store: str, tmp_path: Path) -> Iterator[InboxServer]:
     """Two tenants with SMTP credentials, team-a with a bytes quota; messages of 2,000 octets."""
     with InboxServer(
-        tenants=_tenants_file(tmp_path), store=store, message_size_limit=SIZE_LIMIT
+        tenants=smtp_tenants_file(tmp_path, {"bytes": QUOTA}),
+        store=store,
+        message_size_limit=SIZE_LIMIT,
     ) as running:
         yield running
 
