@@ -183,7 +183,8 @@ class InboxHandler:
         every recipient, so when one recipient's fault replies or disconnects,
         nobody gets the message (the client will send it to them all again).
         A delay waits, the longest of them; a client that leaves meanwhile
-        cancels the session, and nothing is stored.
+        cancels the session, and nothing is stored. A refusal over a quota, or
+        for want of a live recipient, is remembered (:meth:`refuse_data`).
         """
         raw = envelope.original_content or b""
         # aiosmtpd keeps the null reverse-path as "<>"; the API calls it "".
