@@ -19,7 +19,7 @@ its JSON form both ways: splitting them would only spread one kind of code.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -269,9 +269,13 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A recipient the SMTP server refused at ``RCPT TO``: when, to whom, from which client.
+    """A recipient the SMTP server refused: when, to whom, from which client, at which stage.
 
-    ``reply`` is the text of the server's answer after its code; ``client_ip``
+    ``stage`` is ``"rcpt"`` for a recipient refused at ``RCPT TO``; then
+    ``reply`` is the text of the server's answer after its code. It is
+    ``"data"`` for a message refused at the end of ``DATA`` (too big, over a
+    quota...), one refusal per recipient; then ``reply`` is the server's
+    whole reply line, its code included. ``client_ip``
     and ``helo`` (the name the client gave in EHLO or HELO) say who sent it, when
     known. ``similarity`` (0 to 1) is set when the refusals were asked for
     ``similar_to`` an address: how alike the two addresses are. ``tenant`` is,
@@ -289,19 +293,11 @@ class Refusal:
     similarity: float | None = None
     tenant: str | None = None
     transcript: Transcript | None = None
+    stage: Stage = "rcpt"
 
     def scored(self, similarity: float) -> Refusal:
         """Return a copy with its ``similarity`` to an address."""
-        return Refusal(
-            self.at,
-            self.address,
-            self.reply,
-            self.client_ip,
-            self.helo,
-            similarity,
-            self.tenant,
-            self.transcript,
-        )
+        return replace(self, similarity=similarity)
 
     def to_json(self) -> JSON:
         """Return the JSON object form; ``similarity`` only when set."""
@@ -311,6 +307,7 @@ class Refusal:
             "reply": self.reply,
             "client_ip": self.client_ip,
             "helo": self.helo,
+            "stage": self.stage,
         }
         if self.similarity is not None:
             data["similarity"] = self.similarity
@@ -320,8 +317,11 @@ class Refusal:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Refusal:
-        """Build a refusal from its JSON object form."""
+        """Build a refusal from its JSON object form; one without ``stage`` is at RCPT."""
         similarity, transcript = data.get("similarity"), data.get("transcript")
+        stage = data.get("stage", "rcpt")
+        if stage not in ("rcpt", "data"):
+            raise ValueError(f"not a refusal stage: {stage!r}")
         return cls(
             at=parse_timestamp(data["at"]),
             address=data["address"],
@@ -330,6 +330,7 @@ class Refusal:
             helo=data.get("helo"),
             similarity=None if similarity is None else float(similarity),
             transcript=None if transcript is None else _transcript(transcript),
+            stage=cast(Stage, stage),
         )
 
 

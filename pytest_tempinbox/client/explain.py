@@ -3,7 +3,8 @@
 Asked for only when a wait has failed, never on the way to success. Each line
 names a likely cause: mail the server refused while the test ran, whatever the
 address, those like the inbox's first (``GET /api/refused``), each with its
-likely reason (an address of no inbox, an inbox deleted, another domain), mail
+likely reason (an address of no inbox, an inbox deleted, another domain; for a
+message refused at the end of DATA, what its reply means: too big...), mail
 that Django's locmem backend kept in ``django.core.mail.outbox``, a blocking
 wait on a thread whose event loop runs, and where the server takes SMTP
 (``GET /api/info``), so that a wrong port shows at a glance (or, after
@@ -203,9 +204,12 @@ def refusal_lines(
         else f" (since its inbox was made at {_clock(inbox.created_at)})"
     )
     if in_process(inbox.client):
+        # A message refused at DATA's end had a good recipient: the message is to blame.
+        at_rcpt = any(refusal.stage == "rcpt" for refusal in shown[:MAX_REFUSALS_SHOWN])
+        blamed = "the recipient is not:" if at_rcpt else "the server refused the message itself:"
         header = (
             f"the server refused mail while this test ran{since}: it reached the server, so"
-            " the host and port (EMAIL_HOST, EMAIL_PORT) are right; the recipient is not:"
+            f" the host and port (EMAIL_HOST, EMAIL_PORT) are right; {blamed}"
         )
     else:
         header = (
@@ -245,7 +249,37 @@ def _key(refusal: Refusal) -> tuple[datetime, str, str | None]:
 
 def _reason(refusal: Refusal, alike: bool, deleted: datetime | None, domains: list[str]) -> str:
     """The server's reply, and why it refused ``refusal``, as far as this process can tell."""
-    return f"{refusal.reply} ({_because(refusal.address, alike, deleted, domains)})"
+    if refusal.stage == "data":
+        why = f"the server refused the message at the end of DATA: {_data_cause(refusal, deleted)}"
+    else:
+        why = _because(refusal.address, alike, deleted, domains)
+    return f"{refusal.reply} ({why})"
+
+
+# What a refusal at DATA's end most likely means, by the start of its reply (docs/limits.md).
+_DATA_CAUSES = (
+    (
+        "552 5.2.2",
+        "the inbox's tenant holds its bytes quota: delete some of its mail or raise"
+        " the quota, see docs/tenants.md",
+    ),
+    ("552", "the message is over the server's size limit: send less, or raise --max-message-size"),
+    (
+        "500",
+        "a line of the message is over the server's line limit, 1,000 octets by default:"
+        " wrap long lines, send quoted-printable, or raise --data-line-limit",
+    ),
+    ("554 5.1.1", "every recipient's inbox was deleted between RCPT TO and the end of DATA"),
+)
+
+
+def _data_cause(refusal: Refusal, deleted: datetime | None) -> str:
+    if deleted is not None and refusal.reply.startswith("554"):
+        return f"its inbox was deleted at {_clock(deleted)}"
+    for start, cause in _DATA_CAUSES:
+        if refusal.reply.startswith(start):
+            return cause
+    return "its reply says why"
 
 
 def _because(address: str, alike: bool, deleted: datetime | None, domains: list[str]) -> str:

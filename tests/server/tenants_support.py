@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -24,6 +25,35 @@ def tenants_file(directory: Path) -> str:
         {"name": "team-a", "tokens": [hash_line(TOKEN_A)]},
         {"name": "team-b", "tokens": [hash_line(TOKEN_B)]},
     ]
+    path.write_text(json.dumps({"tenants": tenants}))
+    return str(path)
+
+
+USER_A, PASSWORD_A = "team-a-app", "tit_smtp-password-of-team-a"
+USER_B, PASSWORD_B = "team-b-app", "tit_smtp-password-of-team-b"
+
+
+def smtp_tenants_file(directory: Path, quotas_a: dict[str, Any] | None = None) -> str:
+    """A tenants file of ``team-a`` and ``team-b``, each with SMTP credentials; its path.
+
+    ``team-a``'s are written as one object, ``team-b``'s as a list of one;
+    ``quotas_a``: ``team-a``'s quotas, if any.
+    """
+    path = directory / "tenants.json"
+    tenants: list[dict[str, Any]] = [
+        {
+            "name": "team-a",
+            "tokens": [hash_line(TOKEN_A)],
+            "smtp": {"user": USER_A, "password": hash_line(PASSWORD_A)},
+        },
+        {
+            "name": "team-b",
+            "tokens": [hash_line(TOKEN_B)],
+            "smtp": [{"user": USER_B, "password": hash_line(PASSWORD_B)}],
+        },
+    ]
+    if quotas_a is not None:
+        tenants[0]["quotas"] = quotas_a
     path.write_text(json.dumps({"tenants": tenants}))
     return str(path)
 

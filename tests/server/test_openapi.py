@@ -226,6 +226,7 @@ MODELS: dict[str, list[Any]] = {
                 "127.0.0.1", "app.test", None, None, AT, (TranscriptLine(0.5, "server", "550"),)
             ),
         ),
+        Refusal(AT, "usr@tempinbox.test", "552 Error: Too much mail data", stage="data"),
     ],
     "LinkReport": [LinkReport((_LINK_RESULT, _BROKEN), ("mailto:x@app.test",), ("track",))],
     "LinkResult": [_LINK_RESULT, _BROKEN],

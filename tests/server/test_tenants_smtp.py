@@ -7,7 +7,6 @@ server login too (aiosmtpd serving every connection from its start).
 
 from __future__ import annotations
 
-import json
 import smtplib
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,32 +18,22 @@ from pytest_tempinbox.server.inbox_server import InboxServer
 from pytest_tempinbox.tenants import hash_line
 
 from ..helpers import CLIENT_NAME, make_message
-from .tenants_support import TOKEN_A, TOKEN_B, bearer, generate
+from .tenants_support import (
+    PASSWORD_A,
+    PASSWORD_B,
+    TOKEN_A,
+    TOKEN_B,
+    USER_A,
+    USER_B,
+    bearer,
+    generate,
+    smtp_tenants_file,
+)
 
-USER_A, PASSWORD_A = "team-a-app", "tit_smtp-password-of-team-a"
-USER_B, PASSWORD_B = "team-b-app", "tit_smtp-password-of-team-b"
 SERVER_LOGIN = "ops:ops-password"
 REFUSED_TO_TENANT = (
     "550 5.7.1 Recipient address rejected: not a live inbox of the authenticated tenant"
 )
-
-
-def _tenants_file(directory: Path) -> str:
-    path = directory / "tenants.json"
-    tenants = [
-        {
-            "name": "team-a",
-            "tokens": [hash_line(TOKEN_A)],
-            "smtp": {"user": USER_A, "password": hash_line(PASSWORD_A)},
-        },
-        {
-            "name": "team-b",
-            "tokens": [hash_line(TOKEN_B)],
-            "smtp": [{"user": USER_B, "password": hash_line(PASSWORD_B)}],
-        },
-    ]
-    path.write_text(json.dumps({"tenants": tenants}))
-    return str(path)
 
 
 @pytest.fixture(
@@ -56,7 +45,9 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InboxServ
     store, smtp_auth = request.param
     if store == "redis":
         store = request.getfixturevalue("redis_url")
-    with InboxServer(tenants=_tenants_file(tmp_path), store=store, smtp_auth=smtp_auth) as running:
+    with InboxServer(
+        tenants=smtp_tenants_file(tmp_path), store=store, smtp_auth=smtp_auth
+    ) as running:
         yield running
 
 
@@ -142,7 +133,7 @@ def test_wrong_credentials_get_535(server: InboxServer, login: tuple[str, str]) 
 def open_smtp_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InboxServer]:
     """A server with the two tenants' SMTP credentials and SMTP otherwise open (AUTH optional)."""
     store = "memory" if request.param == "memory" else request.getfixturevalue("redis_url")
-    with InboxServer(tenants=_tenants_file(tmp_path), store=store) as running:
+    with InboxServer(tenants=smtp_tenants_file(tmp_path), store=store) as running:
         yield running
 
 
@@ -160,7 +151,7 @@ def test_unauthenticated_mail_reaches_any_live_inbox(open_smtp_server: InboxServ
 
 
 def test_the_server_login_reaches_every_tenants_inbox(tmp_path: Path) -> None:
-    with InboxServer(tenants=_tenants_file(tmp_path), smtp_auth=SERVER_LOGIN) as server:
+    with InboxServer(tenants=smtp_tenants_file(tmp_path), smtp_auth=SERVER_LOGIN) as server:
         address = generate(server.api_url, TOKEN_B)
         user, _, password = SERVER_LOGIN.partition(":")
         assert _rcpt(server, (user, password), address)[0] == 250

@@ -1,4 +1,4 @@
-"""The API's refusals: ``GET /api/refused``, the recipients refused at ``RCPT TO`` lately.
+"""The API's refusals: ``GET /api/refused``, the recipients refused lately (RCPT, DATA's end).
 
 Answered at once, from any thread; a failing wait asks for them to explain
 itself. No web framework is imported here.
@@ -18,7 +18,10 @@ _DEFAULT_REFUSED = 100
 
 
 def refused(request: Request, parse_limit: int | None = None) -> Reply:
-    """``GET /api/refused``: the recipients refused at ``RCPT TO`` lately, newest first.
+    """``GET /api/refused``: the recipients refused lately, newest first.
+
+    Those refused at ``RCPT TO`` (``stage`` ``"rcpt"``), and each recipient of
+    a message refused at the end of DATA (``"data"``).
 
     ``since`` (RFC 3339) keeps those refused at or after it; ``similar_to`` an
     address keeps those like it, the most similar first; ``limit`` (1-1000,

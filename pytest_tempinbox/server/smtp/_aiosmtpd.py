@@ -264,6 +264,13 @@ class SMTPProtocol(SMTP):
         # connection_lost cancels the session's task, and with it this wait, at once.
         await asyncio.sleep(_DROP_GRACE)
 
+    def refuse_data(self, reply: str) -> str:
+        """The reply refusing the message just read (too big, a line too long): ``reply``.
+
+        A subclass may remember it first; the transaction's envelope is still the current one.
+        """
+        return reply
+
     @syntax("DATA")  # as aiosmtpd's own: HELP lists a command by this mark
     async def smtp_DATA(self, arg: str) -> None:
         """Serve DATA as aiosmtpd does, its lines read by the fast lane's :class:`DataReader`.
@@ -305,8 +312,9 @@ class SMTPProtocol(SMTP):
         if not ended:
             return  # the connection is closed: nothing is stored
         if data.refusal is not None:
+            refusal = self.refuse_data(data.refusal)
             self.envelope = self._create_envelope()
-            await self.push(data.refusal)
+            await self.push(refusal)
             return
         self.envelope.content = self.envelope.original_content = data.content()
         status = await self.event_handler.handle_DATA(self, self.session, self.envelope)

@@ -458,13 +458,14 @@ class FastLane(asyncio.Protocol):
         self._message = None
         record = self._record
         if record is not None:
+            self._session.transcript.pending = None  # DATA's line is recorded: none is pending
             if len(record) < SLOTS:
                 record.append(reader.count)
             else:
                 self._session.transcript.cut += 1
         if reader.refusal is not None:
+            self._reply(self._handler.refuse_data(self._session, self._envelope, reader.refusal))
             self._envelope = LaneEnvelope()
-            self._reply(reader.refusal)
             return True
         envelope = self._envelope
         envelope.content = envelope.original_content = reader.content()

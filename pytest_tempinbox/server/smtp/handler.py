@@ -48,6 +48,7 @@ _NOT_LIVE = "not a live generated address"
 _NOT_LIVE_REPLY = f"Recipient address rejected: {_NOT_LIVE}"
 # A tenant's login: one reply for an inbox of another tenant and for none at all.
 _NOT_TENANTS = "550 5.7.1 Recipient address rejected: not a live inbox of the authenticated tenant"
+_NONE_LEFT = "554 5.1.1 No live recipients left: the inboxes were deleted"
 
 
 class TenantLogin:
@@ -186,7 +187,8 @@ class InboxHandler:
         every recipient, so when one recipient's fault replies or disconnects,
         nobody gets the message (the client will send it to them all again).
         A delay waits, the longest of them; a client that leaves meanwhile
-        cancels the session, and nothing is stored.
+        cancels the session, and nothing is stored. A refusal over a quota, or
+        for want of a live recipient, is remembered (:meth:`refuse_data`).
         """
         raw = envelope.original_content or b""
         # aiosmtpd keeps the null reverse-path as "<>"; the API calls it "".
@@ -210,10 +212,10 @@ class InboxHandler:
         except StoreUnavailable as exc:
             return self._store_down(exc)
         except QuotaExceeded as over:
-            return _over_quota(over)
+            return self.refuse_data(session, envelope, _over_quota(over))
         if not stored:
             # Every recipient was deleted between RCPT and the end of DATA.
-            return "554 5.1.1 No live recipients left: the inboxes were deleted"
+            return self.refuse_data(session, envelope, _NONE_LEFT)
         self.counters.messages_accepted += 1
         status = f"250 2.0.0 OK: queued as {stored[0].id}"
         if self.transcripts is not None:
@@ -249,17 +251,36 @@ class InboxHandler:
         ``tenant`` is the tenant the session logged in as: the refusal is that
         tenant's to read (``GET /api/refused``), and worded alike for every address.
         """
-        peer = session.peer
-        client_ip = peer[0] if isinstance(peer, tuple) and peer else None
-        helo = session.host_name if isinstance(session.host_name, str) else None
         reason = _NOT_LIVE if tenant is None else _NOT_TENANTS.partition(": ")[2]
         # The address is not echoed: it may hold bytes that cannot be encoded.
         reply = _NOT_TENANTS if tenant is not None else f"550 5.1.1 {_NOT_LIVE_REPLY}"
-        kept = getattr(session, "transcript", None)
-        login = getattr(session, "auth_data", None)
-        said = None if kept is None else kept.refused(peer, session.host_name, login, reply)
+        client_ip, helo, said = _who(session, reply)
         self.store.refusals.record(address, reason, client_ip, helo, tenant=tenant, transcript=said)
         self.counters.refused[UNKNOWN_RECIPIENT] += 1
+        return reply
+
+    def refuse_data(self, session: Session, envelope: Envelope, reply: str) -> str:
+        """Remember ``reply``, refusing a message at the end of DATA, for each recipient.
+
+        Returns ``reply``. Each recipient accepted at RCPT gets a refusal at
+        stage ``"data"``, with the whole reply line and the session's transcript
+        up to it: the mail did reach the server, and a wait for it says what the
+        server answered. The refusal is the tenant's the session logged in as,
+        as at RCPT. Faults a test injected are not remembered (it asked for
+        them), nor a ``451`` of the store down: it is where the refusals are
+        kept. When they cannot be written, ``reply`` is answered all the same.
+        """
+        recipients = dict.fromkeys(envelope.rcpt_tos)
+        if not recipients:
+            return reply
+        tenant = session_tenant(session) if self.tenant_logins else None
+        client_ip, helo, said = _who(session, reply)
+        record = self.store.refusals.record
+        try:
+            for address in recipients:
+                record(address, reply, client_ip, helo, tenant, said, stage="data")
+        except StoreUnavailable as exc:
+            log.warning("a refusal at the end of DATA is not remembered: %s", exc)
         return reply
 
     async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
@@ -290,6 +311,17 @@ class InboxHandler:
         else:
             log.error("error while handling an SMTP command", exc_info=error)
         return "451 4.3.0 Local error in processing, try again later"
+
+
+def _who(session: Session, reply: str) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """The client's IP address, its EHLO name and the transcript of a refusal with ``reply``."""
+    peer = session.peer
+    client_ip = peer[0] if isinstance(peer, tuple) and peer else None
+    helo = session.host_name if isinstance(session.host_name, str) else None
+    kept = getattr(session, "transcript", None)
+    login = getattr(session, "auth_data", None)
+    said = None if kept is None else kept.refused(peer, session.host_name, login, reply)
+    return client_ip, helo, said
 
 
 def session_tenant(session: Session) -> str | None:

@@ -291,6 +291,13 @@ class TrackedSMTP(SMTPProtocol):
             transcript.server(line + b"\r\n")
         await super().push(status)
 
+    def refuse_data(self, reply: str) -> str:
+        """Remember the refusal of the message just read, for each recipient, as the lane does."""
+        handler: InboxHandler = self.event_handler
+        assert self.session is not None  # in DATA, both are
+        assert self.envelope is not None
+        return handler.refuse_data(self.session, self.envelope, reply)
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Start serving, the session's transcript kept across STARTTLS's new session."""
         kept = getattr(self.session, "transcript", None)

@@ -73,11 +73,13 @@ class Refusals(Protocol):
         helo: str | None,
         tenant: str | None = None,
         transcript: dict[str, Any] | None = None,
+        stage: Stage = "rcpt",
     ) -> None:
         """Remember that ``address`` was refused with SMTP reply ``reply``; from any thread.
 
         ``tenant``: the tenant whose SMTP credentials the session logged in with;
-        ``transcript``: the JSON of the session's transcript up to the refusal.
+        ``transcript``: the JSON of the session's transcript up to the refusal;
+        ``stage``: ``"rcpt"``, or ``"data"`` for a message refused at the end of DATA.
         """
         ...
 

@@ -2,8 +2,9 @@
 
 A test that waits in vain for mail often sent it to an address one letter off,
 to an inbox already deleted, or to another domain. The SMTP handler records
-each recipient it refuses at ``RCPT TO`` here; ``GET /api/refused`` and the
-inbox's failure messages read them back, the most similar to an address first.
+each recipient it refuses at ``RCPT TO`` here, and each recipient of a message
+it refuses at the end of ``DATA`` (too big, over a quota...); ``GET /api/refused``
+and the inbox's failure messages read them back, the most similar to an address first.
 Memory stays bounded: the newest :data:`MAX_REFUSALS` refusals, none older
 than :data:`REFUSAL_MAX_AGE` seconds. Standard library only, no I/O, and an
 injectable clock.
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ...models import Refusal
+from ...models import Refusal, Stage
 
 if TYPE_CHECKING:
     from ...transcripts import Transcript
@@ -89,7 +90,7 @@ class RefusalFinder:
 
 
 class RefusalLog(RefusalFinder):
-    """The server's recent refusals at ``RCPT TO``, from any thread.
+    """The server's recent refusals, at ``RCPT TO`` and at the end of ``DATA``, from any thread.
 
     ``clock`` gives the current time as an aware datetime (the default: now, in UTC).
     """
@@ -117,9 +118,11 @@ class RefusalLog(RefusalFinder):
         helo: str | None,
         tenant: str | None = None,
         transcript: dict[str, Any] | None = None,
+        stage: Stage = "rcpt",
     ) -> None:
-        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code).
+        """Remember that mail to ``address`` was refused with ``reply`` at ``stage``.
 
+        ``reply``: at RCPT its text, no code; at DATA the whole reply line.
         ``tenant``: the tenant the session logged in as, if any; ``transcript``:
         the JSON of the session's transcript up to the refusal, if kept.
         """
@@ -131,6 +134,7 @@ class RefusalLog(RefusalFinder):
             helo=None if helo is None else helo[:MAX_FIELD],
             tenant=tenant,
             transcript=None if transcript is None else read_transcript(transcript),
+            stage=stage,
         )
         with self._lock:
             self._refusals.append(refusal)

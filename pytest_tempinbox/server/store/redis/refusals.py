@@ -1,11 +1,16 @@
-"""The recipients refused at ``RCPT TO``, kept in Redis so that every server sees them.
+"""The recipients refused at RCPT or at the end of DATA, kept in Redis for every server to see.
 
 The Redis store's :class:`~pytest_tempinbox.server.store.protocol.Refusals` (see
 :mod:`.store`): the same contract as :class:`~pytest_tempinbox.server.store.refusals.RefusalLog`,
 on a list that every server process on the Redis shares. Newest first, trimmed
 to :data:`~pytest_tempinbox.server.store.refusals.MAX_REFUSALS`, and the whole list expires
 :data:`~pytest_tempinbox.server.store.refusals.REFUSAL_MAX_AGE` seconds after the last refusal;
-older entries are skipped when read. Also here, for every module
+older entries are skipped when read. An entry is a JSON array: ``at``,
+``address``, ``reply``, ``client_ip``, ``helo``, then ``tenant``,
+``transcript`` and ``stage`` as far as needed: a refusal at RCPT is written
+without its stage, as servers before stages wrote it (and read every entry
+shorter than 8 items as one at RCPT), and a refusal at DATA with all 8, which
+those servers read as one at RCPT. Also here, for every module
 of the Redis store: :func:`unavailable`, which turns Redis being down into
 :class:`~pytest_tempinbox.errors.StoreUnavailable`.
 """
@@ -19,7 +24,7 @@ from typing import Any, TypeVar
 
 import redis
 
-from ....models import Refusal
+from ....models import Refusal, Stage
 from ..refusals import MAX_FIELD, MAX_REFUSALS, REFUSAL_MAX_AGE, RefusalFinder, read_transcript
 from .scripts import REFUSALS
 
@@ -61,11 +66,13 @@ class RedisRefusals(RefusalFinder):
         helo: str | None,
         tenant: str | None = None,
         transcript: dict[str, Any] | None = None,
+        stage: Stage = "rcpt",
     ) -> None:
-        """Remember that mail to ``address`` was refused with ``reply`` (its text, no code).
+        """Remember that mail to ``address`` was refused with ``reply`` at ``stage``.
 
         ``tenant``: the tenant the session logged in as, if any (kept only then, or
-        as null before a ``transcript``: the JSON of the session's transcript).
+        as null before a ``transcript``: the JSON of the session's transcript, or
+        null before a ``stage`` other than ``"rcpt"``).
         """
         fields: list[Any] = [
             datetime.now(timezone.utc).isoformat(),
@@ -74,7 +81,9 @@ class RedisRefusals(RefusalFinder):
             client_ip,
             None if helo is None else helo[:MAX_FIELD],
         ]
-        if transcript is not None:
+        if stage != "rcpt":
+            fields += [tenant, transcript, stage]
+        elif transcript is not None:
             fields += [tenant, transcript]
         elif tenant is not None:
             fields.append(tenant)
@@ -92,7 +101,7 @@ class RedisRefusals(RefusalFinder):
         for entry in entries:
             at, address, reply, client_ip, helo, *rest = json.loads(entry)
             tenant = rest[0] if rest else None
-            transcript = read_transcript(rest[1]) if len(rest) > 1 else None
+            written = rest[1] if len(rest) > 1 else None
             refusal = Refusal(
                 datetime.fromisoformat(at),
                 address,
@@ -101,7 +110,8 @@ class RedisRefusals(RefusalFinder):
                 helo,
                 None,
                 tenant,
-                transcript,
+                None if written is None else read_transcript(written),
+                "data" if len(rest) > 2 and rest[2] == "data" else "rcpt",
             )
             if refusal.at.timestamp() >= oldest and (since is None or refusal.at >= since):
                 found.append(refusal)
