@@ -458,7 +458,6 @@ class FastLane(asyncio.Protocol):
         self._message = None
         record = self._record
         if record is not None:
-            self._session.transcript.pending = None  # DATA's line is recorded: none is pending
             if len(record) < SLOTS:
                 record.append(reader.count)
             else:

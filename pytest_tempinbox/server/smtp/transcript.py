@@ -83,7 +83,7 @@ class Transcript:
         """The current transaction's flat ``(time, what)`` pairs; the fast lane appends to it."""
         self.cut = 0
         """Entries of the current transaction counted, not kept."""
-        self.opening: tuple[Any, ...] | None = None  # the pairs before the first MAIL, once one came
+        self.opening: tuple[Any, ...] | None = None  # what came before the first MAIL, once one did
         self.auth: str | None = None
         self.tls: tuple[str | None, str | None] | None = None
         self.in_data = False

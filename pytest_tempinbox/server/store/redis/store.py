@@ -241,7 +241,7 @@ class RedisStore:
 
     @property
     def keeps_delivered(self) -> bool:
-        """Tell that the messages :meth:`deliver` returns are the ones kept: no, Redis keeps them."""
+        """Tell that the messages :meth:`deliver` returns are the ones kept: no, in Redis."""
         return False
 
     @property
