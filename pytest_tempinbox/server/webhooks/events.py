@@ -47,7 +47,8 @@ class Event(NamedTuple):
     when the event is sent, even after the test deleted the inbox: a queued
     event keeps its message alive at most until it is sent or given up (the
     queue's length and the give-up time bound that). Its summary is made
-    then, off the SMTP path.
+    then, off the SMTP path. The delivery path makes it with ``tuple.__new__``
+    (``store.py``), by the fields' order: keep it.
     """
 
     name: str

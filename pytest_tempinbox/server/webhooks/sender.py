@@ -140,13 +140,20 @@ class Webhooks:
     def announce(self, event: Event) -> None:
         """Queue ``event`` for its webhooks, or drop and count it when the queue is full.
 
-        O(1) and never waits; from the loop or any other thread.
+        O(1) and never waits; from the loop or any other thread. On the loop,
+        an event whose owner is known is fanned out to its webhooks at once:
+        to their endpoints' waiting jobs when they are down (a dead endpoint
+        costs a delivery no more than that), else to the dispatcher.
         """
-        if self.pending() >= self.queue_length:
+        if len(self._items) + self._parked >= self.queue_length:  # self.pending(), inline
             self.counts["dropped"] += 1
             return
-        self._items.append(event)
         loop = self._loop
+        if event.owner_known and loop is not None and threading.get_ident() == self._loop_thread:
+            if not self._fan_out(event):
+                return  # every job waits for its endpoint: nothing to wake for
+        else:
+            self._items.append(event)
         if loop is None or self._waking:
             return
         self._waking = True  # one wake for a burst of events, not one per event
@@ -189,21 +196,27 @@ class Webhooks:
             await slots.acquire()
             self._spawn(self._attempt(item, gate))
 
-    def _fan_out(self, event: Event) -> None:
+    def _fan_out(self, event: Event) -> bool:
+        """Queue ``event``'s job for each of its webhooks; whether one went to the dispatcher."""
         assert self._loop is not None
         given_up_at = self._loop.time() + self.first_retry * GIVE_UP_AFTER
+        queued = False
         for number, hook in enumerate(self.hooks):
             if hook.tenant is not None and hook.tenant != event.owner:
                 continue  # a tenant's webhook hears its own inboxes only
-            if self.pending() >= self.queue_length:
+            if len(self._items) + self._parked >= self.queue_length:
                 self.counts["dropped"] += 1
                 continue
-            job = Pending(event, number, given_up_at)
+            # tuple's own __new__: a NamedTuple's is a Python function, twice the cost.
+            job = tuple.__new__(Pending, (event, number, given_up_at, 0, ""))
             gate = self._gates[number]
             if gate.probing:  # its endpoint is down: straight to the jobs that wait for it
-                self._park(gate, job)
+                gate.parked.append(job)
+                self._parked += 1
             else:
                 self._items.append(job)
+                queued = True
+        return queued
 
     async def _fan_out_later(self, event: Event) -> None:
         owner = None

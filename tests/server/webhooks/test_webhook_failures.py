@@ -160,7 +160,8 @@ def test_beyond_the_queue_s_length_events_are_dropped_and_counted_in_metrics() -
         metrics = requests.get(server.api_url.removesuffix("/api") + "/metrics", timeout=10).text
     dropped = _metric(metrics, "tempinbox_webhooks_dropped_total")
     assert dropped >= 8 - 1  # two waiting, at most one more in flight when the queue filled
-    assert _metric(metrics, "tempinbox_webhook_queue") == 2
+    # Two waiting; the attempts in flight when it filled come back to it as they fail.
+    assert 2 <= _metric(metrics, "tempinbox_webhook_queue") <= 2 + SENDERS
     assert _metric(metrics, "tempinbox_webhooks_sent_total") == 0
 
 
