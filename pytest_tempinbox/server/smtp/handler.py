@@ -266,9 +266,12 @@ class InboxHandler:
         stage ``"data"``, with the whole reply line and the session's transcript
         up to it: the mail did reach the server, and a wait for it says what the
         server answered. The refusal is the tenant's the session logged in as,
-        as at RCPT. Faults a test injected are not remembered (it asked for
-        them), nor a ``451`` of the store down: it is where the refusals are
-        kept. When they cannot be written, ``reply`` is answered all the same.
+        as at RCPT; without a login, the tenant's that owns the recipient's
+        inbox, who could read the transcript of that message had it been
+        stored (a recipient deleted meanwhile: nobody's). Faults a test
+        injected are not remembered (it asked for them), nor a ``451`` of the
+        store down: it is where the refusals are kept. When they cannot be
+        written, ``reply`` is answered all the same.
         """
         recipients = dict.fromkeys(envelope.rcpt_tos)
         if not recipients:
@@ -281,10 +284,18 @@ class InboxHandler:
         record = self.store.refusals.record
         try:
             for address in recipients:
-                record(address, reply, client_ip, helo, tenant, said, stage="data")
+                owner = tenant if tenant is not None else self._owner(address)
+                record(address, reply, client_ip, helo, owner, said, stage="data")
         except StoreUnavailable as exc:
             log.warning("a refusal at the end of DATA is not remembered: %s", exc)
         return reply
+
+    def _owner(self, address: str) -> str | None:
+        """The tenant owning the live inbox ``address`` reaches; None: none, or no inbox now."""
+        try:
+            return self.store.owner(recipient_inbox(address)[0])
+        except InboxNotFound:
+            return None
 
     async def _take_fault(self, envelope: Envelope, address: str, stage: Stage) -> Fault | None:
         """The fault this transaction's delivery to ``address`` gets at ``stage``, if any.

@@ -210,12 +210,26 @@ def test_a_refusal_at_data_is_the_logged_in_tenant_s_alone(tenant_server: InboxS
     assert _refused(tenant_server, TOKEN_A) == []
 
 
-def test_a_refusal_at_data_without_a_login_is_no_tenant_s(tenant_server: InboxServer) -> None:
+def test_a_refusal_at_data_without_a_login_is_the_inbox_owner_s_alone(
+    tenant_server: InboxServer,
+) -> None:
     address = generate(tenant_server.api_url, TOKEN_A)
     assert _data(tenant_server, [address], WITHIN_SIZE_OVER_QUOTA)[0] == 552
-    assert _refused(tenant_server, TOKEN_A) == _refused(tenant_server, TOKEN_B) == []
-    (refusal,) = tenant_server.store.refusals.find()
-    assert (refusal.stage, refusal.tenant) == ("data", None)
+    (refusal,) = _refused(tenant_server, TOKEN_A)
+    assert (refusal["address"], refusal["stage"]) == (address, "data")
+    assert _refused(tenant_server, TOKEN_B) == []
+
+
+def test_a_refusal_at_data_without_a_login_goes_to_each_recipient_s_owner(
+    tenant_server: InboxServer,
+) -> None:
+    mine, theirs = (
+        generate(tenant_server.api_url, TOKEN_A),
+        generate(tenant_server.api_url, TOKEN_B),
+    )
+    assert _data(tenant_server, [mine, theirs], BIG)[0] == 552
+    assert [refusal["address"] for refusal in _refused(tenant_server, TOKEN_A)] == [mine]
+    assert [refusal["address"] for refusal in _refused(tenant_server, TOKEN_B)] == [theirs]
 
 
 # The Redis log's entries, written by servers before stages.
