@@ -80,7 +80,7 @@ class Transcript:
         self.started_at = datetime.now(timezone.utc)
         self.started = perf_counter()
         self.lines: list[Any] = []
-        """The current transaction's flat ``(time, what)`` pairs; the fast lane appends to it."""
+        """The current transaction's entries, each float the time of those before it (see above)."""
         self.cut = 0
         """Entries of the current transaction counted, not kept."""
         self.opening: tuple[Any, ...] | None = None  # what came before the first MAIL, once one did
