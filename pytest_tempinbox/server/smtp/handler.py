@@ -11,7 +11,6 @@ aiosmtpd when it runs.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
@@ -28,9 +27,11 @@ from ..counters import (
     ServerCounters,
 )
 from ..store.addresses import recipient_inbox
-from ..store.faults import data_answer, reply_line
+from ..store.faults import data_answer
 from ..store.protocol import InboxStore
 from ._hook_names import dispatch_names, keep_signature
+from .strike import strike
+from .tenant_login import session_tenant
 
 if TYPE_CHECKING:
     # Their shapes: the fast lane passes objects of its own with the same attributes.
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
     from .transcript import TranscriptBook
 
-__all__ = ["InboxHandler", "TenantLogin", "session_tenant"]
+__all__ = ["InboxHandler"]
 
 # The SMTP side logs under one name, the one its users' logging settings know.
 log = logging.getLogger("pytest_tempinbox.server.smtp")
@@ -49,15 +50,6 @@ _NOT_LIVE_REPLY = f"Recipient address rejected: {_NOT_LIVE}"
 # A tenant's login: one reply for an inbox of another tenant and for none at all.
 _NOT_TENANTS = "550 5.7.1 Recipient address rejected: not a live inbox of the authenticated tenant"
 _NONE_LEFT = "554 5.1.1 No live recipients left: the inboxes were deleted"
-
-
-class TenantLogin:
-    """What AUTH leaves in a session that logged in with a tenant's SMTP credentials."""
-
-    __slots__ = ("tenant",)
-
-    def __init__(self, tenant: str) -> None:
-        self.tenant = tenant
 
 
 class InboxHandler:
@@ -167,7 +159,7 @@ class InboxHandler:
                 return _over_quota(verdict)
             fault = await self._take_fault(envelope, address, "rcpt")
             if fault is not None:
-                reply = await _strike(server, fault)
+                reply = await strike(server, fault)
                 if reply is not None:
                     refused[INJECTED_FAULT] += 1
                     return reply
@@ -200,7 +192,7 @@ class InboxHandler:
                 if (fault := await self._take_fault(envelope, address, "data")) is not None
             ]
             if faults:
-                reply = await _strike(server, data_answer(faults))
+                reply = await strike(server, data_answer(faults))
                 if reply is not None:
                     return reply
             if self.store.quotas is None:
@@ -336,34 +328,6 @@ def _who(session: Session, reply: str) -> tuple[str | None, str | None, dict[str
     login = getattr(session, "auth_data", None)
     said = None if kept is None else kept.refused(peer, session.host_name, login, reply)
     return client_ip, helo, said
-
-
-def session_tenant(session: Session) -> str | None:
-    """The tenant a session logged in as with its SMTP credentials; None for any other session."""
-    login = getattr(session, "auth_data", None)  # the fast lane's sessions have none
-    return login.tenant if isinstance(login, TenantLogin) else None
-
-
-async def _strike(server: SMTP, fault: Fault) -> str | None:
-    """Carry out ``fault``: the reply to give instead of the normal one, or None to go on.
-
-    A delay (also one with a reply or disconnect after it, see :func:`data_answer`)
-    holds the answer; a disconnect closes the connection without one; a 421
-    reply is followed by closing it, as RFC 5321 3.8 says a server does.
-    """
-    # The project's protocols (aiosmtpd's and the fast lane) pause and drop; another closes.
-    pause, drop = getattr(server, "pause", None), getattr(server, "drop", None)
-    if fault.delay is not None:
-        await (asyncio.sleep(fault.delay) if pause is None else pause(fault.delay))
-    if fault.disconnect or fault.code == 421:
-        if fault.code == 421:
-            await server.push(reply_line(fault))
-        if drop is not None:
-            await drop()
-        elif server.transport is not None:
-            server.transport.close()
-        return "421 4.4.2 Connection dropped (injected fault)"  # nobody reads it
-    return None if fault.code is None else reply_line(fault)
 
 
 def _path_refusal(address: str, envelope: Envelope) -> str | None:

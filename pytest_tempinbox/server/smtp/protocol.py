@@ -31,7 +31,8 @@ from ..counters import AUTH_REQUIRED
 from ._aiosmtpd import QuietSession, SMTPProtocol
 from .client_limits import TOO_MANY_COMMANDS, TOO_MANY_CONNECTIONS, ClientCounts, client_address
 from .fast_lane import PLAIN_PATH, Session
-from .handler import InboxHandler, TenantLogin
+from .handler import InboxHandler
+from .tenant_login import TenantLogin
 from .transcript import Transcript
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class _Credentials:
 class _TenantCredentials:
     """An aiosmtpd authenticator accepting the tenants' SMTP logins (and the server's, if any).
 
-    A tenant's login leaves a :class:`~.handler.TenantLogin` in the session;
+    A tenant's login leaves a :class:`~.tenant_login.TenantLogin` in the session;
     the server's own (``--smtp-auth USER:PASSWORD``) its credentials, as before.
     """
 
