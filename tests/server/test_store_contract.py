@@ -294,6 +294,16 @@ def test_delivery_to_nobody_stores_nothing(store: InboxStore) -> None:
     assert store.stats()["messages"] == 0
 
 
+def test_each_delivery_that_stores_a_copy_is_told_to_the_watchers(store: InboxStore) -> None:
+    told: list[list[str]] = []
+    store.on_delivered(lambda copies: told.append([copy.id for copy in copies]))
+    first, second = store.generate(), store.generate()
+    both = deliver(store, "", [first.address, second.address], RAW)
+    deliver(store, "", ["nobody@tempinbox.test"], RAW)  # stores nothing: not told
+    one = deliver(store, "", [second.address], RAW)
+    assert told == [[copy.id for copy in both], [copy.id for copy in one]]
+
+
 def test_message_ids_sort_in_arrival_order_across_inboxes(store: InboxStore) -> None:
     one, other = store.generate(), store.generate()
     delivered = []

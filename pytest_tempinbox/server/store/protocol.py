@@ -375,6 +375,15 @@ class InboxStore(Protocol):
         """
         ...
 
+    def on_delivered(self, callback: Callable[[list[StoredMessage]], None]) -> None:
+        """Call ``callback(copies)`` each time :meth:`deliver` stores any copy, before it returns.
+
+        For the webhooks. ``copies`` is the list :meth:`deliver` returns, on
+        the thread and loop that delivered; a callback must not block or raise.
+        Only this store's own deliveries are told, not other servers' on Redis.
+        """
+        ...
+
     def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(address)`` (folded) after :meth:`delete_messages` removes any message.
 

@@ -1,7 +1,8 @@
 """The webhooks' queue and senders: events leave the delivery path at once, and are POSTed later.
 
-:meth:`Webhooks.announce` is all a delivery or a deletion pays: an append to a
-bounded queue (O(1), never waiting; from any thread), or, beyond
+:meth:`Webhooks.announce` is all a deletion pays, and
+:meth:`Webhooks.delivered` (the store's watcher) all a delivery does: an
+append to a bounded queue (O(1), never waiting; from any thread), or, beyond
 :data:`QUEUE_LENGTH` events waiting, a drop that is counted. One dispatcher
 task on the server's loop drains it: each event becomes one job per webhook
 that hears it (the server's, and its tenant's), each job one POST
@@ -28,6 +29,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InboxNotFound, StoreUnavailable
@@ -36,7 +38,7 @@ from .events import Event, Pending, Webhook, event_body, request_headers
 
 if TYPE_CHECKING:
     from ...config import ServerConfig
-    from ..store.protocol import InboxStore
+    from ..store.protocol import InboxStore, StoredMessage
 
 __all__ = [
     "ATTEMPTS",
@@ -67,13 +69,20 @@ GIVE_UP_AFTER = 45
 
 
 class _Gate:
-    """One webhook's state: up, or down until a time, with the jobs that wait for it."""
+    """One webhook's state: up, or down until a time, with the jobs that wait for it.
 
-    __slots__ = ("failures", "parked", "probing", "timer")
+    A waiting job is a :class:`Pending`, or, for a delivery that came while
+    the endpoint was down, the stored copy itself: its event and job are made
+    when it leaves (:meth:`Webhooks._job`), so that a dead endpoint costs a
+    delivery an append, and no object to allocate and to collect.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("failures", "hook", "parked", "probing", "timer")
+
+    def __init__(self, hook: int) -> None:
+        self.hook = hook  # its number in Webhooks.hooks
         self.failures = 0  # in a row
-        self.parked: collections.deque[Pending] = collections.deque()
+        self.parked: collections.deque[Pending | StoredMessage] = collections.deque()
         self.probing = False  # down: one job is trying, or the backoff runs
         self.timer: asyncio.TimerHandle | None = None
 
@@ -91,7 +100,7 @@ class Webhooks:
         self.queue_length = QUEUE_LENGTH
         self.counts = dict.fromkeys(("sent", "failed", "retried", "dropped"), 0)
         self._items: collections.deque[Event | Pending] = collections.deque()
-        self._gates = [_Gate() for _ in self.hooks]
+        self._gates = [_Gate(number) for number in range(len(self.hooks))]
         self._parked = 0  # jobs waiting for their endpoint, all gates together
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
@@ -136,6 +145,35 @@ class Webhooks:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    def delivered(self, messages: list[StoredMessage]) -> None:
+        """Announce each copy of one delivery: the store's watcher (``on_delivered``).
+
+        On the loop, while every endpoint is down and no webhook is a
+        tenant's, the copies join the jobs that wait as they are (an append
+        per webhook); else each becomes an :class:`Event` for :meth:`announce`.
+        """
+        gates = self._gates
+        if (
+            not self.by_tenant
+            and len(self._items) + self._parked + len(messages) * len(gates) <= self.queue_length
+            and threading.get_ident() == self._loop_thread
+        ):
+            for gate in gates:
+                if not gate.probing:
+                    break
+            else:
+                for gate in gates:
+                    gate.parked.extend(messages)
+                self._parked += len(messages) * len(gates)
+                return
+        owner_known, announce = not self.by_tenant, self.announce
+        for message in messages:  # the owner is looked up later, off this path, if needed
+            # tuple's own __new__: a NamedTuple's is a Python function, twice the cost.
+            announce(tuple.__new__(Event, (
+                "message.received", message.inbox, message.id, message.received_at,
+                None, owner_known, 0, message,
+            )))  # fmt: skip
 
     def announce(self, event: Event) -> None:
         """Queue ``event`` for its webhooks, or drop and count it when the queue is full.
@@ -293,7 +331,8 @@ class Webhooks:
             gate.timer = None
         if gate.parked:
             self._parked -= len(gate.parked)
-            self._items.extendleft(reversed(gate.parked))  # oldest first, before newer events
+            jobs = [self._job(item, gate) for item in reversed(gate.parked)]
+            self._items.extendleft(jobs)  # oldest first, before newer events
             gate.parked.clear()
             assert self._wake is not None
             self._wake.set()
@@ -317,7 +356,7 @@ class Webhooks:
         gate.timer = None
         now = self._loop.time()
         expired = 0
-        while gate.parked and gate.parked[0].given_up_at <= now:
+        while gate.parked and self._job(gate.parked[0], gate).given_up_at <= now:
             gate.parked.popleft()
             expired += 1
         if expired:
@@ -328,7 +367,18 @@ class Webhooks:
             gate.probing = False
             return
         self._parked -= 1
-        self._spawn(self._probe(gate.parked.popleft(), gate))  # the others wait for its answer
+        job = self._job(gate.parked.popleft(), gate)
+        self._spawn(self._probe(job, gate))  # the others wait for its answer
+
+    def _job(self, item: Pending | StoredMessage, gate: _Gate) -> Pending:
+        """The job of a waiting ``item``: itself, or the one made now for a stored copy."""
+        if isinstance(item, Pending):
+            return item
+        assert self._loop is not None
+        age = (datetime.now(timezone.utc) - item.received_at).total_seconds()
+        given_up_at = self._loop.time() - age + self.first_retry * GIVE_UP_AFTER
+        event = Event("message.received", item.inbox, item.id, item.received_at, message=item)
+        return Pending(event, gate.hook, given_up_at)
 
     async def _probe(self, job: Pending, gate: _Gate) -> None:
         assert self._slots is not None

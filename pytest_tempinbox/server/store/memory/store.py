@@ -80,6 +80,7 @@ class Store:
     ) -> None:
         self.domains: tuple[str, ...] = served_domains(domains)
         self._deletion_watchers: list[Callable[[str], None]] = []
+        self._delivery_watchers: list[Callable[[list[StoredMessage]], None]] = []
         self.quotas = quotas
         """Which quotas hold for whom (docs/tenants.md); None: no quota."""
         self._book: QuotaBook | None = None
@@ -286,6 +287,9 @@ class Store:
                 stored.append(message)
             while self.stored_bytes > self.max_stored_bytes and self._arrivals:
                 self._evict(next(iter(self._arrivals.values())))
+        if stored:
+            for watcher in self._delivery_watchers:
+                watcher(stored)
         return stored
 
     def _evict(self, message: StoredMessage) -> None:
@@ -337,6 +341,10 @@ class Store:
     def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(address)`` after :meth:`delete_messages` removes any message."""
         self._deletion_watchers.append(callback)
+
+    def on_delivered(self, callback: Callable[[list[StoredMessage]], None]) -> None:
+        """Call ``callback(copies)`` each time :meth:`deliver` stores any copy."""
+        self._delivery_watchers.append(callback)
 
     def secret(self, name: str) -> bytes:
         """A random secret named ``name``, made at the first call: this process's own."""

@@ -206,6 +206,7 @@ class RedisStore:
         self._waiters = Waiters()
         self._live = LiveInboxes()
         self._deletion_watchers: list[Callable[[str], None]] = []
+        self._delivery_watchers: list[Callable[[list[StoredMessage]], None]] = []
         self._listener = Listener(
             url, self._waiters, self._live, self._fault_noticed, self._deletion_noticed
         )
@@ -259,6 +260,10 @@ class RedisStore:
     def on_messages_deleted(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(address)`` when any server of the store deletes messages (a notice)."""
         self._deletion_watchers.append(callback)
+
+    def on_delivered(self, callback: Callable[[list[StoredMessage]], None]) -> None:
+        """Call ``callback(copies)`` each time this server's :meth:`deliver` stores any copy."""
+        self._delivery_watchers.append(callback)
 
     # --- create and look up ---------------------------------------------------------
 
@@ -480,6 +485,9 @@ class RedisStore:
                 )
             )
             self._waiters.wake(address)  # this process's own waits, before the notice comes
+        if messages:
+            for watcher in self._delivery_watchers:
+                watcher(messages)
         return messages
 
     def messages(self, address: str, after: str | None = None) -> list[StoredMessage]:
