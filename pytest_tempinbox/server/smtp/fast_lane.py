@@ -322,16 +322,19 @@ class FastLane(asyncio.Protocol):
         verb = verb_bytes.upper().decode("ascii")
         arg = arg_bytes.strip().decode("utf-8", "surrogateescape") if arg_bytes else ""
         serve = _COMMANDS.get(verb)
-        if self._record is not None:  # for a refusal's transcript, while the line is served
-            self._session.transcript.pending = line
-        if serve is None or not serve(self, arg):
-            return False
         record = self._record
-        if record is not None:
+        if record is not None:  # before it is served: a refusal's transcript ends with it
             if len(record) < SLOTS:
                 record.append(line)
             else:
                 self._session.transcript.cut += 1
+        if serve is None or not serve(self, arg):
+            if record is not None:  # aiosmtpd's side records it: not twice
+                if record and record[-1] is line:
+                    record.pop()
+                else:
+                    self._session.transcript.cut -= 1
+            return False
         self._deadline = self._loop.time() + self._settings.timeout
         return True
 
@@ -387,8 +390,10 @@ class FastLane(asyncio.Protocol):
         if len({option.partition("=")[0] for option in options}) != len(options):
             return False  # a parameter twice: aiosmtpd keeps the last; its to judge
         envelope.smtp_utf8 = smtp_utf8
-        if self._record is not None:
-            self._session.transcript.mail()  # empties the list in place
+        record = self._record
+        if record is not None:  # empties the list in place, but for this MAIL line
+            last = record[-1] if record else None  # not there when over the lines kept
+            self._session.transcript.mail(type(last) is bytes and last[:4].upper() == b"MAIL")
         hook = self._handler.handle_MAIL(self._server, self._session, envelope, address, options)
         self._reply(_now(hook))
         return True
@@ -525,7 +530,6 @@ class FastLane(asyncio.Protocol):
         self._settings.sessions.discard(self)
         self._settings.handovers += 1
         if self._record is not None:
-            self._session.transcript.pending = None
             self._session.transcript.client(self._buffer)  # what aiosmtpd serves from here
             self._record = None
         protocol = self._settings.take_over()

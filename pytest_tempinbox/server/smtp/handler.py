@@ -269,9 +269,6 @@ class InboxHandler:
         if not recipients:
             return reply
         tenant = session_tenant(session) if self.tenant_logins else None
-        transcript = getattr(session, "transcript", None)
-        if transcript is not None:
-            transcript.pending = None  # the lane's DATA line, recorded already
         client_ip, helo, said = _who(session, reply)
         record = self.store.refusals.record
         try:

@@ -11,16 +11,18 @@ server's (every SMTP reply does), other bytes and a ``str`` the client's, an
 ``int`` DATA's octets (counted, not kept: ``<N octets of message data>``).
 AUTH's payloads are masked as they are read (``AUTH PLAIN ****``, and every
 line answering a ``334`` challenge as ``****``), so no secret is ever held.
-Each ``MAIL`` empties the list in place (the fast lane keeps appending to
-it): what came before the first one is the session's opening (greeting,
-EHLO, STARTTLS, AUTH), kept once as a tuple. A message keeps its transcript
-as one flat tuple of plain values (:meth:`Transcript.kept`: the opening, a
-copy of the transaction's entries, the TLS, AUTH and client facts), which
-the garbage collector stops tracking, so keeping many costs no collection
-time: on the message itself when the store keeps in memory the messages it
-delivers, else in a :class:`TranscriptBook` of the newest by id. The lines,
-their times and the JSON of ``GET /api/messages/{email}/{id}/transcript``
-are made only when read (:class:`Written`).
+Both sides record a command line before serving it, so that a refusal's
+transcript ends with it. Each ``MAIL`` empties the list in place but for its
+own line (the fast lane keeps appending to it): what came before the first
+one is the session's opening (greeting, EHLO, STARTTLS, AUTH), kept once as
+a tuple. A message keeps its transcript as one tuple of plain values
+(:meth:`Transcript.kept`: the opening, a copy of the transaction's entries,
+the TLS, AUTH and client facts), which the garbage collector stops tracking
+after its first collections, so keeping many costs no collection time: on
+the message itself when the store keeps in memory the messages it delivers,
+else in a :class:`TranscriptBook` of the newest by id. The lines, their
+times and the JSON of ``GET /api/messages/{email}/{id}/transcript`` are made
+only when read (:class:`Written`).
 Standard library only; see ``docs/transcripts.md``.
 """
 
@@ -70,7 +72,6 @@ class Transcript:
         "masking",
         "octets",
         "opening",
-        "pending",
         "started",
         "started_at",
         "tls",
@@ -89,21 +90,25 @@ class Transcript:
         self.in_data = False
         self.masking = False  # answering AUTH's 334 challenges
         self.octets = 0
-        self.pending: bytes | None = None
-        """The command line the fast lane is serving, recorded once served."""
         self._partial = b""
         self._data_tail = b""
 
-    def mail(self) -> None:
+    def mail(self, recorded: bool = False) -> None:
         """Start a transaction (its ``MAIL`` line comes next): empty :attr:`lines` in place.
 
-        The first time, what the list held is kept as the session's opening,
-        closed by the time now (replies to its last lines may still be on their way).
+        With ``recorded``, the ``MAIL`` line is the list's last entry already
+        (the fast lane records a line before serving it), and stays, as the
+        new transaction's first. The first time, what the list held before is
+        kept as the session's opening, closed by the time now (replies to its
+        last lines may still be on their way).
         """
         lines = self.lines
+        line = lines.pop() if recorded and lines else None
         if self.opening is None:
             self.opening = (*lines, perf_counter())
         lines.clear()
+        if line is not None:
+            lines.append(line)
         self.cut = 0
 
     def secure(self, transport: Any) -> None:
@@ -136,14 +141,8 @@ class Transcript:
 
     def refused(self, peer: Any, ehlo: Any, login: Any, reply: str) -> dict[str, Any]:
         """The JSON transcript of a refusal with ``reply``: the last :data:`REFUSAL_LINES` lines."""
-        lines, pending = self.lines, self.pending
-        if pending is not None and (not lines or lines[-1] is not pending):
-            lines.extend((pending, perf_counter()))  # the line refused: the lane records it after
-            kept = self.kept(peer, ehlo, login, reply)
-            del lines[-2:]
-        else:
-            kept = self.kept(peer, ehlo, login, reply)
-        return Written(kept).document(REFUSAL_LINES)
+        # The line refused is the last entry: both sides record a line before serving it.
+        return Written(self.kept(peer, ehlo, login, reply)).document(REFUSAL_LINES)
 
     def _add(self, what: Any) -> None:
         if len(self.lines) < SLOTS:
