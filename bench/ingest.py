@@ -135,7 +135,7 @@ def measure(*, rounds: int, messages: int, clients: int = 4, size: int = 1024) -
         for label, value in medians.items()
         if label not in (REFERENCE, OURS, SINK, NO_TRANSCRIPTS)
     }
-    counted = _count_instructions(section)
+    counted = instructions.compare(NAME, [], ["--no-transcripts"], section.errors)
     for label, value in medians.items():
         row_ratio = ratio(value, reference)
         shown = f"{row_ratio:.2f}x bare"
@@ -194,17 +194,3 @@ def measure(*, rounds: int, messages: int, clients: int = 4, size: int = 1024) -
         "instructions_per_message": counted and {OURS: counted[0], NO_TRANSCRIPTS: counted[1]},
     }
     return section
-
-
-def _count_instructions(section: Section) -> tuple[float, float] | None:
-    """The server's instructions per message with and without transcripts, if countable."""
-    why_not = instructions.missing()
-    if why_not is not None:
-        print(f"  ingest: no instruction count, transcripts judged on throughput: {why_not}")
-        return None
-    print(f"  ingest: instructions for {instructions.FEW} and {instructions.MANY} messages")
-    try:
-        return instructions.per_message([]), instructions.per_message(["--no-transcripts"])
-    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
-        section.errors.append(f"{NAME}: counting instructions failed: {exc}")
-        return None

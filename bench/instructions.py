@@ -31,7 +31,7 @@ import requests
 
 from .machine import SMTP_SOURCE
 
-__all__ = ["FEW", "MANY", "missing", "per_message"]
+__all__ = ["FEW", "MANY", "compare", "missing", "per_message"]
 
 FEW = 500
 MANY = 2500
@@ -47,6 +47,26 @@ def missing() -> str | None:
     if not os.access(SMTP_SOURCE, os.X_OK):
         return f"{SMTP_SOURCE} is not installed (Debian: postfix)"
     return None
+
+
+def compare(
+    part: str, first: list[str], second: list[str], errors: list[str]
+) -> tuple[float, float] | None:
+    """The instructions per message with options ``first``, then ``second``; None if uncounted.
+
+    Says why on stdout when the machine cannot count them; a count that fails
+    is one of ``errors``, as ``part``'s.
+    """
+    why_not = missing()
+    if why_not is not None:
+        print(f"  {part}: no instruction count, judged on throughput: {why_not}")
+        return None
+    print(f"  {part}: instructions for {FEW} and {MANY} messages")
+    try:
+        return per_message(first), per_message(second)
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        errors.append(f"{part}: counting instructions failed: {exc}")
+        return None
 
 
 def per_message(options: list[str]) -> float:

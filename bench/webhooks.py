@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import math
 import socket
-import subprocess
 from collections.abc import Callable, Iterator
 
 from pytest_tempinbox.limits import DEFAULT_MAX_MESSAGES_PER_INBOX
@@ -82,7 +81,8 @@ def measure(*, rounds: int, messages: int, clients: int = 4) -> Section:
     section.rows.append(Row(NAME, PLAIN, f"{medians[PLAIN]:,.0f} msg/s", "", "", None, ""))
     judged = f"a dead webhook costs {cost:.1%} of ingestion"
     measured = (DEAD, f"{medians[DEAD]:,.0f} msg/s")
-    counted = _count_instructions(section)
+    dead_hook = ["--webhook", _closed_port_url()]
+    counted = instructions.compare(NAME, [], dead_hook, section.errors)
     if counted is not None:  # the target is judged on the instructions: noise does not move them
         section.rows.append(Row(NAME, *measured, f"{judged} (its rounds spread {spread:.0%})"))
         plain, dead = counted
@@ -110,19 +110,3 @@ def measure(*, rounds: int, messages: int, clients: int = 4) -> Section:
         "instructions_per_message": counted and {PLAIN: counted[0], DEAD: counted[1]},
     }
     return section
-
-
-def _count_instructions(section: Section) -> tuple[float, float] | None:
-    """The server's instructions per message without and with the dead webhook, if countable."""
-    why_not = instructions.missing()
-    if why_not is not None:
-        print(f"  webhooks: no instruction count, judged on throughput: {why_not}")
-        return None
-    print(f"  webhooks: instructions for {instructions.FEW} and {instructions.MANY} messages")
-    try:
-        plain = instructions.per_message([])
-        dead = instructions.per_message(["--webhook", _closed_port_url()])
-    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
-        section.errors.append(f"{NAME}: counting instructions failed: {exc}")
-        return None
-    return plain, dead
