@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,12 +29,12 @@ from pathlib import Path
 import requests
 
 from .machine import SMTP_SOURCE
+from .processes import HOST, free_port
 
 __all__ = ["FEW", "MANY", "compare", "missing", "per_message"]
 
 FEW = 500
 MANY = 2500
-_HOST = "127.0.0.1"
 _START_TIMEOUT = 120.0  # Python's start-up under Valgrind takes seconds
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,15 +73,9 @@ def per_message(options: list[str]) -> float:
     return (_total(options, MANY) - _total(options, FEW)) / (MANY - FEW)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((_HOST, 0))
-        return int(sock.getsockname()[1])
-
-
 def _total(options: list[str], messages: int) -> int:
     """The instructions of one server's whole life, ``messages`` sent to it."""
-    smtp_port, api_port = _free_port(), _free_port()
+    smtp_port, api_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as scratch:
         command = [
             "valgrind",
@@ -108,7 +101,7 @@ def _total(options: list[str], messages: int) -> int:
             text=True,
         )
         try:
-            address = _generate(f"http://{_HOST}:{api_port}/api/generate", server)
+            address = _generate(f"http://{HOST}:{api_port}/api/generate", server)
             subprocess.run(
                 [
                     SMTP_SOURCE,
@@ -119,7 +112,7 @@ def _total(options: list[str], messages: int) -> int:
                     "-M", "client.test",
                     "-f", "app@example.test",
                     "-t", address,
-                    f"{_HOST}:{smtp_port}",
+                    f"{HOST}:{smtp_port}",
                 ],
                 check=True,
                 timeout=600,
