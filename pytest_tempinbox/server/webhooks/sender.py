@@ -232,6 +232,10 @@ class Webhooks:
                 self._park(gate, item)
                 continue
             await slots.acquire()
+            if gate.probing:  # it failed while this job waited for a sender: it waits too
+                slots.release()
+                self._park(gate, item)
+                continue
             self._spawn(self._attempt(item, gate))
 
     def _fan_out(self, event: Event) -> bool:
