@@ -303,12 +303,23 @@ class FastLane(asyncio.Protocol):
             self.transport.write(out)
             record = self._record
             if record is not None:
-                if len(record) < SLOTS:
-                    record.append(out)
-                    record.append(perf_counter())  # the time of the lines and replies before it
-                else:
-                    self._session.transcript.cut += 1
+                record.append(out)
+                record.append(perf_counter())  # the time of the lines and replies before it
+                if len(record) > SLOTS:
+                    self._bound()
         self._out.clear()
+
+    def _bound(self) -> None:
+        """Keep a transaction's first :data:`SLOTS` entries, the rest counted as cut.
+
+        Bounded as replies are written, not as each line is read: the lines
+        one read holds are answered in one write.
+        """
+        record = self._record
+        if record is not None and len(record) > SLOTS:
+            over = record[SLOTS:]
+            del record[SLOTS:]
+            self._session.transcript.cut += sum(type(entry) is not float for entry in over)
 
     def _reply(self, status: str) -> None:
         self._out.append(status.encode("utf-8") + b"\r\n")
@@ -324,16 +335,10 @@ class FastLane(asyncio.Protocol):
         serve = _COMMANDS.get(verb)
         record = self._record
         if record is not None:  # before it is served: a refusal's transcript ends with it
-            if len(record) < SLOTS:
-                record.append(line)
-            else:
-                self._session.transcript.cut += 1
+            record.append(line)
         if serve is None or not serve(self, arg):
             if record is not None:  # aiosmtpd's side records it: not twice
-                if record and record[-1] is line:
-                    record.pop()
-                else:
-                    self._session.transcript.cut -= 1
+                record.pop()
             return False
         self._deadline = self._loop.time() + self._settings.timeout
         return True
@@ -391,9 +396,13 @@ class FastLane(asyncio.Protocol):
             return False  # a parameter twice: aiosmtpd keeps the last; its to judge
         envelope.smtp_utf8 = smtp_utf8
         record = self._record
-        if record is not None:  # empties the list in place, but for this MAIL line
-            last = record[-1] if record else None  # not there when over the lines kept
-            self._session.transcript.mail(type(last) is bytes and last[:4].upper() == b"MAIL")
+        if record is not None:  # the transaction's list keeps only this MAIL line, its last
+            transcript = self._session.transcript
+            if transcript.opening is None:
+                transcript.mail(recorded=True)
+            else:
+                del record[:-1]
+                transcript.cut = 0
         hook = self._handler.handle_MAIL(self._server, self._session, envelope, address, options)
         self._reply(_now(hook))
         return True
@@ -463,10 +472,7 @@ class FastLane(asyncio.Protocol):
         self._message = None
         record = self._record
         if record is not None:
-            if len(record) < SLOTS:
-                record.append(reader.count)
-            else:
-                self._session.transcript.cut += 1
+            record.append(reader.count)
         if reader.refusal is not None:
             self._reply(self._handler.refuse_data(self._session, self._envelope, reader.refusal))
             self._envelope = LaneEnvelope()
@@ -529,6 +535,7 @@ class FastLane(asyncio.Protocol):
         assert transport is not None
         self._settings.sessions.discard(self)
         self._settings.handovers += 1
+        self._bound()
         if self._record is not None:
             self._session.transcript.client(self._buffer)  # what aiosmtpd serves from here
             self._record = None

@@ -213,8 +213,7 @@ class InboxHandler:
         if self.transcripts is not None:
             transcript = getattr(session, "transcript", None)
             if transcript is not None:
-                login = getattr(session, "auth_data", None)
-                kept = transcript.kept(session.peer, session.host_name, login, status)
+                kept = transcript.kept(session, status)
                 if self._on_messages:
                     for message in stored:
                         message.transcript = kept
@@ -322,8 +321,7 @@ def _who(session: Session, reply: str) -> tuple[str | None, str | None, dict[str
     client_ip = peer[0] if isinstance(peer, tuple) and peer else None
     helo = session.host_name if isinstance(session.host_name, str) else None
     kept = getattr(session, "transcript", None)
-    login = getattr(session, "auth_data", None)
-    said = None if kept is None else kept.refused(peer, session.host_name, login, reply)
+    said = None if kept is None else kept.refused(session, reply)
     return client_ip, helo, said
 
 

@@ -15,9 +15,11 @@ Both sides record a command line before serving it, so that a refusal's
 transcript ends with it. Each ``MAIL`` empties the list in place but for its
 own line (the fast lane keeps appending to it): what came before the first
 one is the session's opening (greeting, EHLO, STARTTLS, AUTH), kept once as
-a tuple. A message keeps its transcript as one tuple of plain values
-(:meth:`Transcript.kept`: the opening, a copy of the transaction's entries,
-the TLS, AUTH and client facts), which the garbage collector stops tracking
+a tuple. The fast lane bounds the list as it writes replies, not as it
+reads each line (:data:`SLOTS`). A message keeps its transcript as one
+tuple of plain values (:meth:`Transcript.kept`: the session's start,
+opening, TLS and AUTH as one tuple its messages share, the client facts,
+then the transaction's entries), which the garbage collector stops tracking
 after its first collections, so keeping many costs no collection time: on
 the message itself when the store keeps in memory the messages it delivers,
 else in a :class:`TranscriptBook` of the newest by id. The lines, their
@@ -67,6 +69,7 @@ class Transcript:
         "_partial",
         "auth",
         "cut",
+        "head",
         "in_data",
         "lines",
         "masking",
@@ -87,6 +90,7 @@ class Transcript:
         self.opening: tuple[Any, ...] | None = None  # what came before the first MAIL, once one did
         self.auth: str | None = None
         self.tls: tuple[str | None, str | None] | None = None
+        self.head: tuple[Any, ...] | None = None  # what every message of the session keeps alike
         self.in_data = False
         self.masking = False  # answering AUTH's 334 challenges
         self.octets = 0
@@ -103,12 +107,10 @@ class Transcript:
         last lines may still be on their way).
         """
         lines = self.lines
-        line = lines.pop() if recorded and lines else None
         if self.opening is None:
-            self.opening = (*lines, perf_counter())
-        lines.clear()
-        if line is not None:
-            lines.append(line)
+            self.opening = (*(lines[:-1] if recorded else lines), perf_counter())
+            self.head = None
+        del lines[: -1 if recorded else None]
         self.cut = 0
 
     def secure(self, transport: Any) -> None:
@@ -116,33 +118,43 @@ class Transcript:
         ssl_object = transport.get_extra_info("ssl_object")
         if ssl_object is not None:
             self.tls = (ssl_object.version(), (ssl_object.cipher() or (None,))[0])
+            self.head = None
 
-    def kept(self, peer: Any, ehlo: Any, login: Any, final: str) -> tuple[Any, ...]:
+    def kept(self, session: Any, final: str) -> tuple[Any, ...]:
         """What the transaction just ended with the reply ``final`` keeps: plain values only.
 
-        ``peer`` is the client's socket address, ``ehlo`` its EHLO name and
-        ``login`` aiosmtpd's ``auth_data``: kept as they are (a tuple, a string,
-        a named tuple of bytes), read when the transcript is.
+        Of ``session`` (aiosmtpd's, or the fast lane's) it keeps the client's
+        socket address, its EHLO name and the login (``auth_data``) as they are
+        (a tuple, a string, a named tuple of bytes), read when the transcript
+        is. What every message of the session keeps alike (its start, opening,
+        TLS and AUTH) is one tuple, made again only when one of them changes.
         """
+        head = self.head
+        if head is None:
+            head = self.head = (
+                self.started,
+                self.started_at,
+                self.opening or (),
+                self.tls,
+                self.auth,
+            )
+        login = getattr(session, "auth_data", None)
+        # One tuple, the transaction's entries last: one object per message for the collector.
         return (
-            self.started,
-            self.started_at,
-            self.opening or (),
-            tuple(self.lines),
+            head,
             self.cut,
-            self.tls,
-            self.auth,
             final,
             perf_counter(),
-            peer,
-            ehlo,
+            session.peer,
+            session.host_name,
             login,
+            *self.lines,
         )
 
-    def refused(self, peer: Any, ehlo: Any, login: Any, reply: str) -> dict[str, Any]:
+    def refused(self, session: Any, reply: str) -> dict[str, Any]:
         """The JSON transcript of a refusal with ``reply``: the last :data:`REFUSAL_LINES` lines."""
         # The line refused is the last entry: both sides record a line before serving it.
-        return Written(self.kept(peer, ehlo, login, reply)).document(REFUSAL_LINES)
+        return Written(self.kept(session, reply)).document(REFUSAL_LINES)
 
     def _add(self, what: Any) -> None:
         if len(self.lines) < SLOTS:
@@ -173,6 +185,7 @@ class Transcript:
         if verb == b"AUTH ":
             mechanism, _, payload = line[5:].strip().partition(b" ")
             self.auth = mechanism.decode("ascii", "replace").upper()
+            self.head = None
             line = b"AUTH " + mechanism + (b" " + _MASK if payload else b"")
         elif verb[:4] == b"MAIL":
             self.mail()
@@ -218,7 +231,8 @@ class Written:
 
         With ``last``, only the last ``last`` lines (the final reply among them).
         """
-        start, _, opening, said, cut, _, _, final, finished, _, _, _ = self.kept
+        (start, _, opening, _, _), cut, final, finished = self.kept[:4]
+        said = self.kept[7:]
         out: list[dict[str, Any]] = []
         waiting: list[Any] = []  # entries whose time comes after them
         for what in (*opening, *said, finished):
@@ -245,7 +259,7 @@ class Written:
 
     def document(self, last: int | None = None) -> dict[str, Any]:
         """The transcript as a JSON object; with ``last``, only its last ``last`` lines."""
-        _, started_at, _, _, _, tls, auth, _, _, peer, ehlo, login = self.kept
+        (_, started_at, _, tls, auth), _, _, _, peer, ehlo, login = self.kept[:7]
         lines, cut = self.entries(last)
         if cut:  # said where the lines are missing: after them, or before the last ones
             at = -1 if last is None else 0

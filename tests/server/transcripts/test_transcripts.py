@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import smtplib
 import socket
 import ssl
@@ -142,6 +143,38 @@ def test_a_thousand_noops_are_cut_to_the_bound(server: InboxServer) -> None:
     assert document["lines_cut"] > 0
     assert document["lines"][-1]["line"] == f"... {document['lines_cut']} lines cut"
     assert len(document["lines"]) <= 502
+
+
+def test_a_flood_of_pipelined_noops_in_a_transaction_is_cut_to_the_bound(
+    server: InboxServer,
+) -> None:
+    address = server.store.generate().address
+    with contextlib.ExitStack() as stack:
+        sock = stack.enter_context(
+            socket.create_connection((server.smtp_host, server.smtp_port), 10)
+        )
+        reader = stack.enter_context(sock.makefile("rb"))
+        reader.readline()
+        opening = b"EHLO flood.test\r\nMAIL FROM:<a@example.test>\r\nRCPT TO:<%s>\r\n"
+        sock.sendall(opening % address.encode() + b"NOOP\r\n" * 5000 + b"DATA\r\n")
+        while not reader.readline().startswith(b"354"):
+            pass
+        sock.sendall(MAIL + b".\r\nQUIT\r\n")
+        while not reader.readline().startswith(b"221"):
+            pass
+    document = _transcript(server, address)
+    lines = _lines(document)
+    clients = [line for side, line in lines if side == "client"]
+    assert clients[:4] == [
+        "EHLO flood.test",
+        "MAIL FROM:<a@example.test>",
+        f"RCPT TO:<{address}>",
+        "NOOP",
+    ]
+    assert document["lines_cut"] > 4000
+    assert len(lines) <= 502
+    assert lines[-2][1].startswith("250 2.0.0 OK: queued as ")
+    assert lines[-1][1] == f"... {document['lines_cut']} lines cut"
 
 
 def test_a_message_without_transcript_is_a_404_problem() -> None:
