@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import smtplib
 import socket
+import time
 from urllib.parse import urlsplit
 
 import requests
@@ -200,3 +201,48 @@ def test_a_message_list_answers_with_the_common_headers_first(
         b"content-type: application/json\r\n"
         b"\r\n[]"
     )
+
+
+# --- GET /api/messages/{email}: the long-poll's lane past the router (messages_lane.py) ---
+
+
+def test_head_of_a_message_list_has_the_head_of_its_get_and_no_body(
+    server: InboxServer, api: str, http: requests.Session, address: str
+) -> None:
+    send(server, make_message(address, subject="head"))
+    got, head = http.get(f"{api}/messages/{address}"), http.head(f"{api}/messages/{address}")
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == got.headers["content-length"]
+
+
+def test_a_message_list_of_an_unknown_inbox_is_404_waiting_or_not(
+    api: str, http: requests.Session
+) -> None:
+    for query in ("", "?wait=1"):
+        response = http.get(f"{api}/messages/nobody@tempinbox.test{query}")
+        assert_problem(response, 404, "inbox_not_found")
+
+
+def test_a_message_list_path_with_a_trailing_slash_is_no_route(
+    api: str, http: requests.Session, address: str
+) -> None:
+    body = assert_problem(http.get(f"{api}/messages/{address}/"), 404, "not_found")
+    assert body["detail"] == f"no such route: /api/messages/{address}/"
+
+
+def test_an_inbox_deleted_during_a_long_poll_ends_it_with_404(
+    server: InboxServer, api: str, http: requests.Session
+) -> None:
+    address = server.store.generate().address
+    where = urlsplit(api)
+    with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+        request = f"GET /api/messages/{address}?wait=10 HTTP/1.1\r\nHost: {where.netloc}\r\n\r\n"
+        sock.sendall(request.encode())
+        deadline = time.monotonic() + 10
+        while server.counters.long_polls < 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert http.delete(f"{api}/delete/{address}").status_code == 200
+        with sock.makefile("rb") as reader:
+            assert reader.readline().startswith(b"HTTP/1.1 404")

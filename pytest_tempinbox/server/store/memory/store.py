@@ -20,9 +20,9 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ....errors import AddressTaken, InboxNotFound, InvalidRequest, MessageNotFound, QuotaExceeded
 from ....limits import DEFAULT_MAX_MESSAGES_PER_INBOX, DEFAULT_MAX_STORED_BYTES, MAX_TTL
@@ -42,6 +42,7 @@ from ..addresses import (
 from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
 from ..stored_message import NO_KEYS, StoredMessage, next_validity
+from ..waiting import alarm
 from .inbox_record import InboxRecord
 
 if TYPE_CHECKING:
@@ -389,14 +390,14 @@ class Store:
         inbox.by_id.clear()
         return purged
 
-    async def wait(
+    def wait(
         self,
         address: str,
         *,
         after: str | None = None,
         timeout: float = 0.0,
         select: Select | None = None,
-    ) -> list[StoredMessage]:
+    ) -> Coroutine[Any, Any, list[StoredMessage]]:
         """Return the messages after ``after``, waiting up to ``timeout`` seconds for one.
 
         Returns at once when there already is one; otherwise as soon as a
@@ -409,26 +410,30 @@ class Store:
         time is up. It is awaited outside the store's lock, once for the
         messages there are and then once for each delivery's new ones.
         """
+        # Not a coroutine itself: a pending wait holds one coroutine the less.
         if select is not None:
-            return await self._wait_selected(address, after, timeout, select)
-        return await self._wait(address, lambda inbox: inbox.messages_after(after), timeout)
+            return self._wait_selected(address, after, timeout, select)
+        return self._wait(address, after, timeout)
 
-    async def follow(self, address: str, cursor: str, timeout: float) -> list[StoredMessage]:
+    def follow(
+        self, address: str, cursor: str, timeout: float
+    ) -> Coroutine[Any, Any, list[StoredMessage]]:
         """Like :meth:`wait`, for an event stream: the messages whose id sorts after ``cursor``.
 
         ``cursor`` need not be a message of the inbox (see
         :meth:`InboxRecord.messages_since`), so a message evicted meanwhile cannot
         break a stream.
         """
-        return await self._wait(address, lambda inbox: inbox.messages_since(cursor), timeout)
+        return self._wait(address, cursor, timeout, since=True)
 
     async def _wait(
-        self, address: str, pick: Callable[[InboxRecord], list[StoredMessage]], timeout: float
+        self, address: str, after: str | None, timeout: float, since: bool = False
     ) -> list[StoredMessage]:
+        """:meth:`wait` without ``select``; with ``since``, :meth:`follow`, ``after`` the cursor."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
             inbox = self.get(address)
-            messages = pick(inbox)
+            messages = inbox.messages_since(after or "") if since else inbox.messages_after(after)
             if messages or timeout <= 0 or self._closed:
                 return messages
             inbox.waiters.add(waiter)
@@ -436,7 +441,8 @@ class Store:
         # Woken by a delivery (there is a message now), a delete (get raises) or
         # close (the list may be empty).
         with self._lock:
-            return pick(self._same(address, inbox))
+            inbox = self._same(address, inbox)
+            return inbox.messages_since(after or "") if since else inbox.messages_after(after)
 
     async def _wait_selected(
         self, address: str, after: str | None, timeout: float, select: Select
@@ -468,11 +474,11 @@ class Store:
         self, inbox: InboxRecord, waiter: asyncio.Future[None], timeout: float
     ) -> None:
         """Wait until ``waiter`` (one of ``inbox.waiters``) is woken or ``timeout`` is up."""
+        timer = alarm(waiter, timeout)
         try:
-            await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
-            pass
+            await waiter
         finally:
+            timer.cancel()
             with self._lock:
                 inbox.waiters.discard(waiter)
 

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from ....errors import StoreUnavailable
+from ..waiting import wake_all
 from .connection import RedisConnection
 from .scripts import CHANNEL, FAULTS_ADDED
 
@@ -106,32 +107,14 @@ class Waiters:
             return
         with self._lock:
             waiters = self._by_address.pop(address, ())
-        _wake_all(waiters)
+        wake_all(waiters)
 
     def wake_every(self) -> None:
         """Wake every pending wait."""
         with self._lock:
             waiters = [waiter for group in self._by_address.values() for waiter in group]
             self._by_address.clear()
-        _wake_all(waiters)
-
-
-def _wake_all(waiters: set[asyncio.Future[None]] | list[asyncio.Future[None]] | tuple[()]) -> None:
-    try:
-        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    for waiter in waiters:
-        loop = waiter.get_loop()
-        if loop is running:
-            _wake(waiter)
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(_wake, waiter)
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+        wake_all(waiters)
 
 
 class Listener:

@@ -95,7 +95,7 @@ import functools
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -134,6 +134,7 @@ from ..addresses import (
 )
 from ..protocol import InboxStore, Select, StoredInbox
 from ..stored_message import NO_KEYS, StoredMessage
+from ..waiting import alarm
 from . import scripts, tenancy
 from .connection import RedisConnection, Script
 from .notices import Listener, LiveInboxes, Waiters
@@ -577,26 +578,29 @@ class RedisStore:
 
     # --- wait -----------------------------------------------------------------------
 
-    async def wait(
+    def wait(
         self,
         address: str,
         *,
         after: str | None = None,
         timeout: float = 0.0,
         select: Select | None = None,
-    ) -> list[StoredMessage]:
+    ) -> Coroutine[Any, Any, list[StoredMessage]]:
         """Return :meth:`messages` ``(address, after)``, waiting up to ``timeout`` seconds for one.
 
         Woken by a notice from whichever process delivers; as the protocol says.
+        Not a coroutine itself: a pending wait holds one coroutine the less.
         """
         if select is None:
             mode = "all" if after is None else "after"
-            return await self._wait(address, mode, after or "", timeout)
-        return await self._wait_selected(address, after, timeout, select)
+            return self._wait(address, mode, after or "", timeout)
+        return self._wait_selected(address, after, timeout, select)
 
-    async def follow(self, address: str, cursor: str, timeout: float) -> list[StoredMessage]:
+    def follow(
+        self, address: str, cursor: str, timeout: float
+    ) -> Coroutine[Any, Any, list[StoredMessage]]:
         """Like :meth:`wait`, for an event stream: the messages whose id sorts after ``cursor``."""
-        return await self._wait(address, "since", cursor, timeout)
+        return self._wait(address, "since", cursor, timeout)
 
     async def _wait(
         self, address: str, mode: str, cursor: str, timeout: float
@@ -620,7 +624,11 @@ class RedisStore:
                 remaining = deadline - loop.time()
                 if found or remaining <= 0 or self._closed:
                     return found
-                await self._woken(waiter, remaining, left)
+                timer = alarm(waiter, _until_woken(remaining, left))
+                try:
+                    await waiter
+                finally:
+                    timer.cancel()
             finally:
                 self._waiters.discard(folded, waiter)
 
@@ -655,16 +663,13 @@ class RedisStore:
                     remaining = deadline - loop.time()
                     if found or remaining <= 0 or self._closed:
                         break
-                    await self._woken(waiter, remaining, left)
+                    timer = alarm(waiter, _until_woken(remaining, left))
+                    try:
+                        await waiter
+                    finally:
+                        timer.cancel()
                 finally:
                     self._waiters.discard(folded, waiter)
-
-    async def _woken(self, waiter: asyncio.Future[None], remaining: float, left_ms: int) -> None:
-        """Wait for a notice, the time being up, or the inbox's expiry, whichever comes first."""
-        if left_ms >= 0:
-            remaining = min(remaining, left_ms / 1000 + 0.001)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(waiter, remaining)
 
     @staticmethod
     def _same(inbox: RedisInbox, current: RedisInbox, address: str) -> None:
@@ -804,6 +809,11 @@ class RedisStore:
         if connection is not None and connection.loop is not None:
             _on_loop(connection.loop, connection.close)
         self._redis.connection_pool.disconnect()
+
+
+def _until_woken(remaining: float, left_ms: int) -> float:
+    """How long a wait sleeps: until its time is up or the inbox expires, whichever is first."""
+    return min(remaining, left_ms / 1000 + 0.001) if left_ms >= 0 else remaining
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
