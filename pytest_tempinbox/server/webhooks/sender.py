@@ -17,7 +17,13 @@ a failure marks the endpoint down for a time that doubles from
 wait without trying (so a dead endpoint costs a connection attempt per
 backoff, not per message); then one of them tries again, and a success lets
 the others go. A job still unsent :data:`GIVE_UP_AFTER` retries' time after
-its event is given up. The counters are read by ``GET /metrics``.
+its event is given up. A stopping server gives what is queued for endpoints
+that answer :data:`STOP_GRACE` seconds to be sent. The counters are read by
+``GET /metrics``.
+
+The module is long because the queue, the dispatcher, the endpoints' backoff
+and the stop share one state (the jobs, the gates, the senders' slots and the
+counters): split apart, each part would reach into the others'.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ __all__ = [
     "GIVE_UP_AFTER",
     "QUEUE_LENGTH",
     "SENDERS",
+    "STOP_GRACE",
     "Webhooks",
 ]
 
@@ -66,6 +73,8 @@ BATCH_DELAY = 0.005
 """Seconds an event waits for others before the dispatcher wakes: a burst is one wake."""
 GIVE_UP_AFTER = 45
 """A job unsent after this many times :data:`FIRST_RETRY` (90 s) is given up."""
+STOP_GRACE = 2.0
+"""Seconds a stopping server gives the events queued for endpoints that answer, to be sent."""
 
 
 class _Gate:
@@ -98,6 +107,7 @@ class Webhooks:
         self.first_retry = FIRST_RETRY
         self.attempt_timeout = ATTEMPT_TIMEOUT
         self.queue_length = QUEUE_LENGTH
+        self.stop_grace = STOP_GRACE
         self.counts = dict.fromkeys(("sent", "failed", "retried", "dropped"), 0)
         self._items: collections.deque[Event | Pending] = collections.deque()
         self._gates = [_Gate(number) for number in range(len(self.hooks))]
@@ -109,6 +119,7 @@ class Webhooks:
         self._slots: asyncio.Semaphore | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._store: InboxStore | None = None
+        self._stopping = False
 
     @classmethod
     def from_config(cls, config: ServerConfig, messages_url: Callable[[], str]) -> Webhooks:
@@ -137,10 +148,21 @@ class Webhooks:
         self._spawn(self._dispatch())
 
     async def stop(self) -> None:
-        """Stop sending; what is still waiting is not sent."""
+        """Send what is queued for endpoints that answer, for :attr:`stop_grace` s at most; stop.
+
+        An endpoint that is down is not tried again, and a failure now is
+        not retried: what waits then, or still after the grace, is not sent.
+        """
+        self._stopping = True
         for gate in self._gates:
             if gate.timer is not None:
                 gate.timer.cancel()
+                gate.timer = None
+        if self._loop is not None:
+            deadline = self._loop.time() + self.stop_grace
+            # Done when nothing is queued and no task but the dispatcher runs.
+            while (self._items or len(self._tasks) > 1) and self._loop.time() < deadline:
+                await asyncio.sleep(0.005)
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -348,8 +370,8 @@ class Webhooks:
                 "webhook %r fails (%s): its events wait and it is tried again", hook, reason
             )
         gate.probing = True
-        if gate.timer is not None:
-            return  # another attempt of the same burst failed: the backoff runs already
+        if gate.timer is not None or self._stopping:
+            return  # the backoff runs already (another attempt of the burst failed), or no more
         gate.failures += 1
         delay = self.first_retry * 2 ** min(gate.failures - 1, 4) * random.uniform(0.5, 1.5)
         gate.timer = self._loop.call_later(delay, self._try_again, gate)

@@ -1,7 +1,7 @@
 """A real HTTP endpoint for the webhooks' tests: stdlib ``http.server`` in a thread, recording.
 
 :class:`Receiver` answers each POST with the next status of its script (then
-200), records the request's headers and body, and lets a test wait for the
+200), after ``delay`` seconds, records the request's headers and body, and lets a test wait for the
 ``n``-th one. Also: a closed port (a dead endpoint) and the SMTP send the tests share.
 """
 
@@ -44,6 +44,7 @@ class Receiver:
         statuses: Iterable[int] = (),
         location: str | None = None,
         tls: ssl.SSLContext | None = None,
+        delay: float = 0.0,
     ) -> None:
         self.statuses = list(statuses)
         self.location = location
@@ -55,6 +56,7 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 headers = {name.lower(): value for name, value in self.headers.items()}
+                time.sleep(delay)  # a slow endpoint
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
                 self.send_response(status)
                 if 300 <= status < 400 and receiver.location:
@@ -84,6 +86,18 @@ class Receiver:
             hits = list(self.hits)
         assert arrived, f"expected {count} webhook request(s) within {timeout} s, got {len(hits)}"
         return hits[:count]
+
+    def wait_for_event(self, event: str, timeout: float = TIMEOUT) -> Hit:
+        """The first request telling of ``event``, once it arrived (events may cross in flight)."""
+
+        def told() -> Hit | None:
+            return next((hit for hit in self.hits if hit.json().get("event") == event), None)
+
+        with self._arrived:
+            arrived = self._arrived.wait_for(told, timeout)
+            names = [hit.json().get("event") for hit in self.hits]
+        assert arrived is not None, f"expected a {event!r} request within {timeout} s, got {names}"
+        return arrived
 
     def quiet_for(self, seconds: float) -> list[Hit]:
         """Every request after ``seconds`` more of waiting (to show none more came)."""
