@@ -9,7 +9,13 @@ SMTP (smtp-source, as :mod:`bench.ingest` sends) and once as SendGrid
 ``personalizations[].to``; ``curl -K`` with one ``url =`` line per send, which
 reuses one HTTP/1.1 connection per process). The two alternate round by round.
 Afterwards the messages that arrived are counted through the API (none may be
-lost) and each HTTP answer must have been a 202. Wake: a pending
+lost) and each HTTP answer must have been a 202. A third way in the same
+alternation posts the same sends to a bare Starlette endpoint on uvicorn in a
+process of its own (:mod:`bench.bare_starlette`: it reads the body and answers
+202, nothing else), the ceiling of any endpoint on that HTTP stack: its rate
+against SMTP's says how much of the 0.8x target the stack leaves, and the
+SendGrid route's rate against it says what the provider layer costs over
+that stack (issue 30's proposed restatement). Wake: a pending
 ``GET /api/messages/{email}?wait=10`` (requests, keep-alive) woken by one
 provider send (requests, keep-alive) or by one SMTP send (smtplib, persistent),
 alternating; the latency runs from the send's answer (the 202, the 250) to the
@@ -23,6 +29,8 @@ import os
 import shutil
 import signal
 import smtplib
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +42,7 @@ import requests
 from .ingest import run_clients, send_all
 from .machine import SMTP_SOURCE
 from .measure import Row, Section, alternate, median, percentile, ratio
-from .processes import start_standalone
+from .processes import start_standalone, stop_process
 from .servers import Sink
 
 __all__ = ["NAME", "measure", "sendgrid_body"]
@@ -42,6 +50,7 @@ __all__ = ["NAME", "measure", "sendgrid_body"]
 NAME = "provider sends"
 SMTP = "SMTP (smtp-source)"
 SENDGRID = "SendGrid API (curl keep-alive)"
+BARE = "bare Starlette 202 on uvicorn (curl keep-alive)"
 WAKE_SMTP = "long-poll woken by SMTP"
 WAKE_SENDGRID = "long-poll woken by a SendGrid send"
 TARGET_RATIO = 0.8
@@ -100,9 +109,9 @@ class _Standalone:
 
 
 def _post_all(
-    server: _Standalone, recipients: list[str], messages: int, size: int, errors: list[str]
+    url: str, recipients: list[str], messages: int, size: int, errors: list[str], label: str
 ) -> float:
-    """Run one curl per recipient, each posting its share; the seconds from start to last exit."""
+    """Run one curl per recipient, each posting its share to ``url``; seconds to the last exit."""
     shares = [messages // len(recipients)] * len(recipients)
     shares[0] += messages - sum(shares)
     with tempfile.TemporaryDirectory(prefix="bench-providers-") as folder:
@@ -119,17 +128,17 @@ def _post_all(
                 f'data-binary = "@{body}"',
                 'write-out = "%{http_code}\\n"',
             ]
-            lines += [f'url = "{server.send_url}"\noutput = "/dev/null"'] * share
+            lines += [f'url = "{url}"\noutput = "/dev/null"'] * share
             config = Path(folder, f"curl{number}.conf")
             config.write_text("\n".join(lines) + "\n")
             configs.append(config)
         commands = [["curl", "-K", str(config)] for config in configs]
-        seconds, outputs = run_clients(commands, errors, SENDGRID)
+        seconds, outputs = run_clients(commands, errors, label)
     codes = [code for output in outputs for code in output.split()]
     wrong = [code for code in codes if code != "202"]
     if wrong or len(codes) != messages:
         errors.append(
-            f"{SENDGRID}: {len(codes):,} answers to {messages:,} sends,"
+            f"{label}: {len(codes):,} answers to {messages:,} sends,"
             f" {len(wrong):,} not 202: {sorted(set(wrong))[:5]}"
         )
     return seconds
@@ -144,13 +153,36 @@ def _rate(
             sink = Sink(server.smtp_host, server.smtp_port, recipients, lambda: 0)
             seconds = send_all(sink, messages, size, errors, via)
         else:
-            seconds = _post_all(server, recipients, messages, size, errors)
+            seconds = _post_all(server.send_url, recipients, messages, size, errors, via)
         received = sum(server.count_and_delete(address) for address in recipients)
         if received != messages:
             errors.append(f"{via}: {received:,} of {messages:,} messages arrived")
         return messages / seconds
 
     return one
+
+
+def _bare_rate(url: str, clients: int, messages: int, size: int, errors: list[str]) -> float:
+    """One round of the same sends to the bare endpoint; msgs/s (nothing is stored to count)."""
+    recipients = [f"bare{number}@example.test" for number in range(clients)]
+    return messages / _post_all(url, recipients, messages, size, errors, BARE)
+
+
+def _start_bare() -> tuple[subprocess.Popen[str], str]:
+    """The bare Starlette endpoint's process and its send URL, once it listens."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.bare_starlette"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http://"):
+        stop_process(process)
+        raise RuntimeError(f"the bare Starlette endpoint did not say where it listens: {url!r}")
+    return process, url
 
 
 def _wakes(server: _Standalone, sends: int, errors: list[str]) -> dict[str, list[float]]:
@@ -232,25 +264,32 @@ def measure(
             section.errors.append(f"{NAME}: {program} is not installed (Debian package {package})")
             return section
     server = _Standalone(per_inbox=messages)
+    bare, bare_url = _start_bare()
     try:
         contenders = {
             via: _rate(server, via, clients, messages, size, section.errors)
             for via in (SMTP, SENDGRID)
         }
+        contenders[BARE] = lambda: _bare_rate(bare_url, clients, messages, size, section.errors)
         samples = alternate(contenders, rounds, label="providers", unit=" msg/s")
+        stop_process(bare)
         wakes = _wakes(server, sends, section.errors)
     finally:
+        stop_process(bare)
         server.stop()
     medians = {via: median(values) for via, values in samples.items()}
     to_smtp = ratio(medians[SENDGRID], medians[SMTP])
+    to_bare = ratio(medians[SENDGRID], medians[BARE])
+    bare_to_smtp = ratio(medians[BARE], medians[SMTP])
     section.rows.append(Row(NAME, SMTP, f"{medians[SMTP]:,.0f} msg/s"))
+    section.rows.append(Row(NAME, BARE, f"{medians[BARE]:,.0f} msg/s", f"{bare_to_smtp:.2f}x SMTP"))
     passed = to_smtp >= TARGET_RATIO
     section.rows.append(
         Row(
             NAME,
             SENDGRID,
             f"{medians[SENDGRID]:,.0f} msg/s",
-            f"{to_smtp:.2f}x SMTP",
+            f"{to_smtp:.2f}x SMTP, {to_bare:.2f}x the bare endpoint",
             f">= {TARGET_RATIO:.1f}x SMTP",
             passed,
             f"{to_smtp:.2f}x SMTP (target {TARGET_RATIO:.1f}x)",
@@ -289,6 +328,8 @@ def measure(
         "samples_msgs_per_s": samples,
         "median_msgs_per_s": medians,
         "ratio_to_smtp": to_smtp,
+        "ratio_to_bare_starlette": to_bare,
+        "bare_starlette_to_smtp": bare_to_smtp,
         "wake_sends": sends,
         "wake_summary": summary,
         "wake_samples_ms": {

@@ -58,6 +58,7 @@ from ..counters import ServerCounters
 from ..store.protocol import InboxStore
 from .listener import drop_connection
 from .messages_lane import MessagesLane
+from .route_index import IndexedRouter
 
 __all__ = [
     "MAX_HEADER_BYTES",
@@ -143,8 +144,9 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
             Exception: _unexpected_error_answer,
         },
     )
-    # A trailing slash is another path (404), not a redirect to this one.
-    app.router.redirect_slashes = False
+    # A trailing slash is another path (404), not a redirect to this one; each request
+    # tries only the routes its path could match (route_index.py).
+    app.router = IndexedRouter(routes)
     app.add_middleware(
         MessagesLane, path=MESSAGES_PATH, route=apps[MESSAGES_PATH], on_error=error_answer
     )
