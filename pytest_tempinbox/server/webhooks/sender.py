@@ -367,11 +367,19 @@ class Webhooks:
         assert self._loop is not None
         if gate.failures == 0:  # once per outage, not once per event
             log.warning(
-                "webhook %r fails (%s): its events wait and it is tried again", hook, reason
+                "webhook %r fails (%s): %s",
+                hook,
+                reason,
+                "its waiting events are dropped, the server stopping"
+                if self._stopping
+                else "its events wait and it is tried again",
             )
         gate.probing = True
-        if gate.timer is not None or self._stopping:
-            return  # the backoff runs already (another attempt of the burst failed), or no more
+        if self._stopping:
+            gate.failures += 1  # no attempt to come: said once
+            return
+        if gate.timer is not None:
+            return  # the backoff runs already (another attempt of the burst failed)
         gate.failures += 1
         delay = self.first_retry * 2 ** min(gate.failures - 1, 4) * random.uniform(0.5, 1.5)
         gate.timer = self._loop.call_later(delay, self._try_again, gate)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import time
+
+import pytest
 
 from pytest_tempinbox import TempInboxClient
 from pytest_tempinbox.server.inbox_server import InboxServer
@@ -31,8 +34,24 @@ def test_an_endpoint_slower_than_the_grace_does_not_hold_the_stop() -> None:
             time.sleep(0.1)  # the POST is on its way
             stopping = time.monotonic()
         stopped_in = time.monotonic() - stopping
-    assert stopped_in < 10
+    assert stopped_in < 5  # the grace and the attempt's cancel, not the attempt's 10 s timeout
     assert server.webhooks.metrics()["sent"] == 0
+
+
+def test_an_endpoint_that_fails_as_the_server_stops_is_said_to_lose_its_events(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pytest_tempinbox.server.webhooks.sender")
+    with Receiver(statuses=[503, 503, 503], delay=0.3) as receiver:
+        server = InboxServer(webhooks=[receiver.url])
+        with server, TempInboxClient(server.api_url) as client:
+            inbox = client.generate()
+            for number in range(3):  # three POSTs in flight when the server stops
+                send(server, inbox.address, subject=f"Mail {number}")
+    said = [record.getMessage() for record in caplog.records if "fails" in record.getMessage()]
+    assert len(said) == 1, said
+    assert "its waiting events are dropped, the server stopping" in said[0]
+    assert "tried again" not in said[0]
 
 
 def test_an_endpoint_that_is_down_is_not_tried_again_when_the_server_stops() -> None:
