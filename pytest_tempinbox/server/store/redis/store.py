@@ -134,7 +134,7 @@ from ..addresses import (
 )
 from ..protocol import InboxStore, Select, StoredInbox
 from ..stored_message import NO_KEYS, StoredMessage
-from ..waiting import alarm
+from ..waiting import alarm, running_loop
 from . import scripts, tenancy
 from .connection import RedisConnection, Script
 from .notices import Listener, LiveInboxes, Waiters
@@ -231,7 +231,7 @@ class RedisStore:
 
     def _pipelined(self) -> RedisConnection | None:
         """The pipelined connection if the running loop is the one it serves, else None."""
-        connection, running = self._connection, _running_loop()
+        connection, running = self._connection, running_loop()
         if connection is None or running is None or connection.loop is not running:
             return None
         return connection
@@ -566,7 +566,7 @@ class RedisStore:
         loop = None if connection is None else connection.loop
         if connection is not None and loop is not None and not loop.is_closed():
             send = functools.partial(connection.send, self._save_script, address, id, parsed)
-            if loop is _running_loop():
+            if loop is running_loop():
                 if send():
                     return
             else:
@@ -816,16 +816,9 @@ def _until_woken(remaining: float, left_ms: int) -> float:
     return min(remaining, left_ms / 1000 + 0.001) if left_ms >= 0 else remaining
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
     """Run ``call`` on ``loop``: now if it is the running loop, else soon (unless it is closed)."""
-    if loop is _running_loop():
+    if loop is running_loop():
         call()
     elif not loop.is_closed():
         loop.call_soon_threadsafe(call)
