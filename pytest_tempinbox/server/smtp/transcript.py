@@ -47,6 +47,8 @@ __all__ = [
     "TranscriptBook",
 ]
 
+_FIXED = 7
+"""Fields of a kept transcript before the transaction's entries (:meth:`Transcript.kept`)."""
 MAX_LINES = 500
 """Lines kept of one transaction; the lines after are counted (``... N lines cut``)."""
 MAX_LINE = 512
@@ -140,6 +142,7 @@ class Transcript:
             )
         login = getattr(session, "auth_data", None)
         # One tuple, the transaction's entries last: one object per message for the collector.
+        # Its _FIXED first fields are the ones Written reads by position.
         return (
             head,
             self.cut,
@@ -231,8 +234,8 @@ class Written:
 
         With ``last``, only the last ``last`` lines (the final reply among them).
         """
-        (start, _, opening, _, _), cut, final, finished = self.kept[:4]
-        said = self.kept[7:]
+        (start, _, opening, _, _), cut, final, finished, *_ = self.kept[:_FIXED]
+        said = self.kept[_FIXED:]
         out: list[dict[str, Any]] = []
         waiting: list[Any] = []  # entries whose time comes after them
         for what in (*opening, *said, finished):
@@ -259,7 +262,7 @@ class Written:
 
     def document(self, last: int | None = None) -> dict[str, Any]:
         """The transcript as a JSON object; with ``last``, only its last ``last`` lines."""
-        (_, started_at, _, tls, auth), _, _, _, peer, ehlo, login = self.kept[:7]
+        (_, started_at, _, tls, auth), _, _, _, peer, ehlo, login = self.kept[:_FIXED]
         lines, cut = self.entries(last)
         if cut:  # said where the lines are missing: after them, or before the last ones
             at = -1 if last is None else 0
