@@ -14,7 +14,6 @@ once it listens, and serves until SIGTERM.
 from __future__ import annotations
 
 import socket
-import sys
 
 __all__ = ["PATH", "main"]
 
@@ -60,4 +59,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-    sys.exit(0)

@@ -14,8 +14,8 @@ alternation posts the same sends to a bare Starlette endpoint on uvicorn in a
 process of its own (:mod:`bench.bare_starlette`: it reads the body and answers
 202, nothing else), the ceiling of any endpoint on that HTTP stack: its rate
 against SMTP's says how much of the 0.8x target the stack leaves, and the
-SendGrid route's rate against it says what the provider layer costs over
-that stack (issue 30's proposed restatement). Wake: a pending
+SendGrid route's rate against it says what our app and endpoint cost over
+that stack. Wake: a pending
 ``GET /api/messages/{email}?wait=10`` (requests, keep-alive) woken by one
 provider send (requests, keep-alive) or by one SMTP send (smtplib, persistent),
 alternating; the latency runs from the send's answer (the 202, the 250) to the
@@ -178,10 +178,14 @@ def _start_bare() -> tuple[subprocess.Popen[str], str]:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert process.stdout is not None
+    assert process.stderr is not None
     url = process.stdout.readline().strip()
     if not url.startswith("http://"):
         stop_process(process)
-        raise RuntimeError(f"the bare Starlette endpoint did not say where it listens: {url!r}")
+        said = process.stderr.read().strip().splitlines()[-3:]
+        raise RuntimeError(
+            f"the bare Starlette endpoint did not say where it listens: {url!r}; it said {said!r}"
+        )
     return process, url
 
 
@@ -272,7 +276,7 @@ def measure(
         }
         contenders[BARE] = lambda: _bare_rate(bare_url, clients, messages, size, section.errors)
         samples = alternate(contenders, rounds, label="providers", unit=" msg/s")
-        stop_process(bare)
+        stop_process(bare)  # its cores back for the wakes; the finally finds it stopped
         wakes = _wakes(server, sends, section.errors)
     finally:
         stop_process(bare)
