@@ -203,7 +203,7 @@ def test_a_message_list_answers_with_the_common_headers_first(
     )
 
 
-# --- GET /api/messages/{email}: the long-poll's lane past the router (messages_lane.py) ---
+# --- GET /api/messages/{email}: the long-poll's lane past the router (lanes.py) ---
 
 
 def test_head_of_a_message_list_has_the_head_of_its_get_and_no_body(

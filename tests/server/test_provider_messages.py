@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import binascii
+import random
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -11,7 +13,13 @@ from email.policy import default
 import pytest
 
 from pytest_tempinbox.models import Envelope, Message, ProviderRecord
-from pytest_tempinbox.server.providers.send import Part, Send, SendError, build_message
+from pytest_tempinbox.server.providers.send import (
+    Part,
+    Send,
+    SendError,
+    _quoted_printable,
+    build_message,
+)
 from pytest_tempinbox.server.store.stored_message import StoredMessage
 
 RECORD = ProviderRecord("sendgrid", "/v3/mail/send")
@@ -132,3 +140,28 @@ def test_a_non_ascii_subject_and_name_are_encoded_and_read_back() -> None:
     assert message.subject == ("Grüße, " + "long " * 200).strip()
     assert message.sender is not None
     assert message.sender.name == "Zoë"
+
+
+def test_long_lines_are_quoted_printable_as_binascii_writes_them() -> None:
+    """The soft breaks written without binascii match its own, over generated text."""
+    shapes = ["x", "a.", "a= ", " .a", "a\t", "aé", ".", "".join(map(chr, range(32, 127)))]
+    rng = random.Random(7)
+    for _ in range(3000):
+        lines = [
+            "".join(
+                rng.choice(rng.choice(shapes))
+                for _ in range(rng.choice([0, 1, 74, 75, 76, 77, 151, 152, rng.randrange(400)]))
+            ).encode()
+            for _ in range(rng.randint(1, 3))
+        ]
+        data = b"\r\n".join(lines) + b"\r\n"
+        assert _quoted_printable(lines, data) == binascii.b2a_qp(data, istext=True), lines
+
+
+def test_a_long_text_line_reads_back_whole() -> None:
+    line = "A paragraph written on one line, as templates often do. " * 8
+    send = Send(SENDER, TO, "Long", line.strip() + "\n")
+    assert b"Content-Transfer-Encoding: quoted-printable" in build_message(send, RECORD, "<a@b>")
+    message = read(send)
+    assert message.text is not None
+    assert message.text.strip() == line.strip()

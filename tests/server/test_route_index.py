@@ -9,6 +9,7 @@ import requests
 from starlette.routing import BaseRoute, Match, Mount, Route, Router
 
 from pytest_tempinbox.config import ServerConfig
+from pytest_tempinbox.server.api.routes import API_PREFIX
 from pytest_tempinbox.server.api.settings import ApiSettings
 from pytest_tempinbox.server.http.app import create_app
 from pytest_tempinbox.server.http.route_index import IndexedRouter
@@ -105,3 +106,30 @@ def test_the_server_answers_404_405_and_a_trailing_slash_as_before() -> None:
             assert viewer.headers["content-type"].startswith("text/html")
     finally:
         server.stop()
+
+
+def test_sole_routes_are_the_fixed_paths_no_other_route_could_match() -> None:
+    async def app(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("not called")
+
+    routes: list[BaseRoute] = [
+        Route("/items/{name}", app, methods=["GET"]),
+        Route("/items/new", app, methods=["POST"]),  # a template matches it too
+        Route("/send", app, methods=["POST"]),
+        Route("/twice", app, methods=["GET"]),
+        Route("/twice", app, methods=["POST"]),  # two routes: Starlette's order decides
+    ]
+    assert IndexedRouter(routes).sole_routes() == {"/send": routes[2]}
+    assert IndexedRouter([*routes, Mount("/static", app)]).sole_routes() == {}
+
+
+def test_every_sole_route_of_the_server_is_the_one_starlette_finds(router: IndexedRouter) -> None:
+    sole = router.sole_routes()
+    assert API_PREFIX + "/generate" in sole
+    assert any(path.endswith("/v3/mail/send") for path in sole)
+    assert API_PREFIX + "/messages/{email}" not in sole
+    routes = list(router.routes)
+    for path, route in sole.items():
+        for method in METHODS:
+            chosen, _ = _chosen(routes, path, method)
+            assert chosen is route, (path, method)

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Mapping
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -33,7 +34,6 @@ from ...errors import (
     NOT_FOUND,
     URI_TOO_LONG,
     InvalidRequest,
-    PayloadTooLarge,
     StoreUnavailable,
     TempInboxError,
 )
@@ -56,8 +56,9 @@ from ..api.settings import ApiSettings
 from ..api.tenancy import guarded
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
+from .asgi_io import read_body, send_reply
+from .lanes import RouteLanes
 from .listener import drop_connection
-from .messages_lane import MessagesLane
 from .route_index import IndexedRouter
 
 __all__ = [
@@ -71,8 +72,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MESSAGES_PATH = API_PREFIX + "/messages/{email}"  # the long-poll's route: see messages_lane.py
+MESSAGES_PATH = API_PREFIX + "/messages/{email}"  # the long-poll's route: see lanes.py
 
+_NO_QUERY = QueryParams("")  # immutable: shared by the requests without a query
 _HTTP_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
 _COMMON_RAW_HEADERS = [
     (name.lower().encode("latin-1"), value.encode("latin-1"))
@@ -146,9 +148,18 @@ def create_app(store: InboxStore, settings: ApiSettings) -> Starlette:
     )
     # A trailing slash is another path (404), not a redirect to this one; each request
     # tries only the routes its path could match (route_index.py).
-    app.router = IndexedRouter(routes)
+    app.router = router = IndexedRouter(routes)
+    fixed = {
+        path: (frozenset(route.methods or ()), apps[path])
+        for path, route in router.sole_routes().items()
+        if path in apps  # the table's routes (the MCP endpoint goes the long way)
+    }
     app.add_middleware(
-        MessagesLane, path=MESSAGES_PATH, route=apps[MESSAGES_PATH], on_error=error_answer
+        RouteLanes,
+        path=MESSAGES_PATH,
+        route=apps[MESSAGES_PATH],
+        on_error=error_answer,
+        fixed=fixed,
     )
     app.add_middleware(RequestGuard, allowed=settings.allowed_hosts)
     limits = settings.config.rate_limits_in_force()
@@ -195,15 +206,21 @@ class _RouteApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one request: its endpoint's reply, sent."""
-        request = Request(scope, receive, send)
-        method = request.method
+        method = scope["method"]
         endpoint = self.answers.get("GET" if method == "HEAD" else method)
         assert endpoint is not None, "Starlette answers the other methods itself (405)"
-        body = await _read_body(request, self.body_limit) if method == "POST" else b""
-        base_url = str(request.base_url) if self.uses_base_url else ""
-        query = request.query_params
+        body = await read_body(scope, receive, self.body_limit) if method == "POST" else b""
+        base_url = str(Request(scope).base_url) if self.uses_base_url else ""
+        query_string = scope["query_string"]
+        query = QueryParams(query_string) if query_string else _NO_QUERY
         asked = ApiRequest(
-            self.store, request.path_params, query, body, base_url, self.settings, request.headers
+            self.store,
+            scope.get("path_params", {}),
+            query,
+            body,
+            base_url,
+            self.settings,
+            Headers(scope=scope),
         )
         counters = self.counters
         if counters is None or "wait" not in query:
@@ -225,7 +242,8 @@ class _RouteApp:
         elif reply.stream is not None:
             response = EventStreamResponse(reply.stream)
         else:
-            response = respond(reply)
+            await send_reply(reply, send)  # what respond(reply) sends, without the objects
+            return
         await response(scope, receive, send)
 
 
@@ -289,6 +307,7 @@ class RequestGuard:
     def __init__(self, app: ASGIApp, allowed: frozenset[str] | None) -> None:
         self.app = app
         self.allowed = allowed
+        self._seen: dict[bytes, bool] = {}  # a Host header's value: whether its name is allowed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the head of an HTTP request, then pass it on."""
@@ -301,15 +320,25 @@ class RequestGuard:
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = scope["headers"]
-        if sum(len(name) + len(value) + 4 for name, value in headers) > MAX_HEADER_BYTES:
+        size = 4 * len(headers)
+        host = None
+        for name, value in headers:
+            size += len(name) + len(value)
+            if name == b"host" and host is None:
+                host = value
+        if size > MAX_HEADER_BYTES:
             return problem(431, HEADER_TOO_LARGE, f"headers may hold {MAX_HEADER_BYTES} bytes")
         target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         if target > MAX_TARGET_BYTES:
             return problem(414, URI_TOO_LONG, f"path and query may hold {MAX_TARGET_BYTES} bytes")
-        if self.allowed is None:
+        if self.allowed is None or host is None:
             return None
-        host = next((value for name, value in headers if name == b"host"), None)
-        if host is None or _host_name(host) in self.allowed:
+        allowed = self._seen.get(host)
+        if allowed is None:
+            allowed = _host_name(host) in self.allowed
+            if len(self._seen) < 64:  # a server is called by a few names: bounded all the same
+                self._seen[bytes(host)] = allowed
+        if allowed:
             return None
         name = host.decode("latin-1")[:100]
         return problem(421, HOST_NOT_ALLOWED, f"this server does not answer for host {name!r}")
@@ -320,18 +349,6 @@ def _host_name(host: bytes) -> str:
     if text.startswith("["):  # [::1]:8025
         return text[: text.find("]") + 1]
     return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit:
-        raise PayloadTooLarge(f"the request body may hold at most {limit} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise PayloadTooLarge(f"the request body may hold at most {limit} bytes")
-    return bytes(body)
 
 
 async def _error_answer(request: Request, exc: Exception) -> Response:

@@ -48,6 +48,25 @@ class IndexedRouter(Router):
                 self._fixed.setdefault(route.path, []).append(index)
         self._routers: dict[tuple[int, ...], Router] = {}
 
+    def sole_routes(self) -> dict[str, Route]:
+        """Each fixed path that only its own route could match, and that route.
+
+        A path with two routes, one that a template's pattern also matches
+        (``/api/messages/{email}`` matches ``/api/messages/x``), or any path
+        at all beside a route that is not a plain ``Route`` (a mount), is not
+        among them: Starlette's order of trial decides those.
+        """
+        if self._always:
+            return {}
+        templates = [self.routes[index] for _, index in self._templated]
+        sole: dict[str, Route] = {}
+        for path, indexes in self._fixed.items():
+            route = self.routes[indexes[0]]
+            shadowed = any(isinstance(t, Route) and t.path_regex.match(path) for t in templates)
+            if len(indexes) == 1 and isinstance(route, Route) and not shadowed:
+                sole[path] = route
+        return sole
+
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Route an HTTP request over its candidate routes; anything else as Starlette does."""
         if scope["type"] != "http" or scope.get("root_path") or self.redirect_slashes:

@@ -186,12 +186,13 @@ def _check_sizes(personalizations: object) -> None:
             f"The personalizations field is limited to {MAX_RECIPIENTS} objects per request.",
             "personalizations",
         )
-    total = sum(
-        len(item.get(kind) or ()) if isinstance(item.get(kind), list) else 0
-        for item in personalizations
-        if isinstance(item, dict)
-        for kind in ("to", "cc", "bcc")
-    )
+    total = 0
+    for item in personalizations:
+        if isinstance(item, dict):
+            for kind in ("to", "cc", "bcc"):
+                recipients = item.get(kind)
+                if isinstance(recipients, list):
+                    total += len(recipients)
     if total > MAX_RECIPIENTS:
         raise SendError(
             f"The request has {total} recipients: the total in all personalizations must be "
