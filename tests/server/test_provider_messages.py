@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import binascii
+import json
 import random
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pytest_tempinbox.server.providers.send import (
     SendError,
     _quoted_printable,
     build_message,
+    parse_json,
 )
 from pytest_tempinbox.server.store.stored_message import StoredMessage
 
@@ -165,3 +167,24 @@ def test_a_long_text_line_reads_back_whole() -> None:
     message = read(send)
     assert message.text is not None
     assert message.text.strip() == line.strip()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": 1}',
+        b'[{"a": "\xc3\xa9"}]',
+        b'\xef\xbb\xbf{"a": 1}',  # a byte order mark
+        '{"a": 1}'.encode("utf-16"),
+        b' {"a": 1}',
+        b'{"a": "\xed\xa0\x80"}',  # a lone surrogate, as json.loads lets it through
+    ],
+)
+def test_a_json_body_reads_as_json_loads_reads_it(body: bytes) -> None:
+    assert parse_json(body) == json.loads(body)
+
+
+@pytest.mark.parametrize("body", [b'{"a": "\xff"}', b"{", b"[" * 100_000, b"", b"\x00"])
+def test_a_body_json_loads_refuses_is_a_send_error(body: bytes) -> None:
+    with pytest.raises(SendError, match="not valid JSON"):
+        parse_json(body)

@@ -14,7 +14,8 @@ protocol only.
 from __future__ import annotations
 
 import asyncio
-import secrets
+import os
+from base64 import urlsafe_b64encode
 from dataclasses import dataclass
 
 from ...config import ServerConfig
@@ -114,8 +115,12 @@ def nobody_live(refused: list[str]) -> str:
 
 
 def new_id() -> str:
-    """A new provider message id: 22 URL-safe characters, as SendGrid's are."""
-    return secrets.token_urlsafe(16)
+    """A new provider message id: 22 URL-safe characters, as SendGrid's are.
+
+    :func:`secrets.token_urlsafe` (16) spelled out: the same 16 random bytes
+    in URL-safe base64, without its three calls between.
+    """
+    return urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode("ascii")
 
 
 async def deliver(

@@ -108,14 +108,22 @@ class Send:
     @property
     def recipients(self) -> tuple[str, ...]:
         """Every recipient's address, To, Cc and Bcc, in that order."""
-        return tuple(address for _, address in (*self.to, *self.cc, *self.bcc))
+        mailboxes = self.to + self.cc + self.bcc if self.cc or self.bcc else self.to
+        return tuple([address for _, address in mailboxes])
 
 
 def parse_json(body: bytes) -> object:
-    """The request body's JSON; :class:`SendError` for a body that is not JSON or nests too deep."""
+    """The request body's JSON; :class:`SendError` for a body that is not JSON or nests too deep.
+
+    A body that starts as an object or an array does (UTF-8, without a byte
+    order mark) is decoded as UTF-8 at once; any other is left to
+    :func:`json.loads` to find its encoding.
+    """
     try:
+        if body[:1] in (b"{", b"["):
+            return json.loads(body.decode("utf-8", "surrogatepass"))  # as json.loads decodes
         return json.loads(body)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise SendError("the request body is not valid JSON") from None
 
 

@@ -146,7 +146,9 @@ def _read(data: object) -> list[tuple[Send, ProviderRecord]]:
             )
         swaps = optional_object(item.get("substitutions"), f"{field}.substitutions")
         own_headers = header_pairs(item.get("headers"), f"{field}.headers")
-        all_headers = tuple({**dict(headers), **dict(own_headers)}.items())
+        all_headers = (
+            tuple({**dict(headers), **dict(own_headers)}.items()) if own_headers else headers
+        )
         send = Send(
             sender=sender,
             to=to,
