@@ -56,7 +56,7 @@ from ..api.settings import ApiSettings
 from ..api.tenancy import guarded
 from ..counters import ServerCounters
 from ..store.protocol import InboxStore
-from .asgi_io import read_body, send_reply
+from .asgi_io import COMMON_RAW_HEADERS, read_body, send_reply
 from .lanes import RouteLanes
 from .listener import drop_connection
 from .route_index import IndexedRouter
@@ -76,10 +76,6 @@ MESSAGES_PATH = API_PREFIX + "/messages/{email}"  # the long-poll's route: see l
 
 _NO_QUERY = QueryParams("")  # immutable: shared by the requests without a query
 _HTTP_CODES = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}
-_COMMON_RAW_HEADERS = [
-    (name.lower().encode("latin-1"), value.encode("latin-1"))
-    for name, value in COMMON_HEADERS.items()
-]
 
 
 def respond(reply: Reply) -> Response:
@@ -94,7 +90,7 @@ def respond(reply: Reply) -> Response:
     # Most replies have no headers of their own: the common ones come encoded
     # already, ahead of the Content-Length and Content-Type that Starlette adds.
     response = Response(reply.body, status_code=reply.status, media_type=reply.content_type)
-    response.raw_headers[:0] = _COMMON_RAW_HEADERS
+    response.raw_headers[:0] = COMMON_RAW_HEADERS
     return response
 
 

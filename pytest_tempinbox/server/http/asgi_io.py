@@ -18,12 +18,13 @@ from starlette.types import Receive, Scope, Send
 from ...errors import PayloadTooLarge
 from ..api.endpoints import COMMON_HEADERS, Reply
 
-__all__ = ["raw_headers", "read_body", "send_reply"]
+__all__ = ["COMMON_RAW_HEADERS", "raw_headers", "read_body", "send_reply"]
 
-_COMMON = [
+COMMON_RAW_HEADERS = [
     (name.lower().encode("latin-1"), value.encode("latin-1"))
     for name, value in COMMON_HEADERS.items()
 ]
+"""The common headers of every answer, encoded as ASGI carries them (copy before changing)."""
 _TYPES: dict[str, tuple[bytes, bytes]] = {}  # a content type's header, encoded once
 
 
@@ -47,14 +48,14 @@ def raw_headers(reply: Reply) -> list[tuple[bytes, bytes]]:
             own = {**COMMON_HEADERS, **own}
             headers = []
         else:  # the usual case: the common ones, then the reply's
-            headers = list(_COMMON)
+            headers = list(COMMON_RAW_HEADERS)
         added = [
             (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in own.items()
         ]
         headers += added
         names = {name for name, _ in added}
     else:
-        headers = list(_COMMON)
+        headers = list(COMMON_RAW_HEADERS)
         names = set()
     status = reply.status
     if b"content-length" not in names and not (status < 200 or status in (204, 304)):

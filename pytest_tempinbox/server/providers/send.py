@@ -115,8 +115,8 @@ class Send:
 def parse_json(body: bytes) -> object:
     """The request body's JSON; :class:`SendError` for a body that is not JSON or nests too deep.
 
-    A body that starts as an object or an array does (UTF-8, without a byte
-    order mark) is decoded as UTF-8 at once; any other is left to
+    A body whose first byte opens an object or an array (UTF-8 without a
+    byte order mark) is decoded as UTF-8 at once; any other is left to
     :func:`json.loads` to find its encoding.
     """
     try:
