@@ -27,13 +27,14 @@ _ROOT = Path(__file__).resolve().parent.parent
 _TIMEOUT = 900.0
 
 
-def _run_memory(messages: int, read_every: int, output: Path) -> dict[str, Any]:
+def _run_memory(messages: int, read_every: int, output: Path, *options: str) -> dict[str, Any]:
     command = [
         sys.executable, "-m", "bench", "memory",
         "--messages", str(messages),
         "--sample-every", str(max(1, messages // 4)),
         "--read-every", str(read_every),
         "--output", str(output),
+        *options,
     ]  # fmt: skip
     result = subprocess.run(
         command, cwd=_ROOT, capture_output=True, text=True, timeout=_TIMEOUT, check=False
@@ -44,11 +45,16 @@ def _run_memory(messages: int, read_every: int, output: Path) -> dict[str, Any]:
     return report
 
 
-def _row(label: str, per_message: dict[str, float]) -> Row:
+def _row(label: str, per_message: dict[str, float], *, held: bool = True) -> Row:
+    """The row of one run; ``held`` False: shown beside the target, not held to it."""
     multiple = per_message.get("multiple_of_raw_size")
     per_copy = per_message.get("rss_above_baseline_per_stored_copy")
     if multiple is None or per_copy is None:
         return Row(NAME, label, "n/a")
+    if not held:
+        return Row(
+            NAME, label, f"{per_copy / 1024:.1f} KiB RSS/message", f"{multiple:.2f}x raw size"
+        )
     return Row(
         NAME,
         label,
@@ -67,11 +73,17 @@ def measure(*, messages: int) -> Section:
     last: dict[str, Any] | None = None
     if RESULTS.exists():  # read before anything could overwrite it
         last = json.loads(RESULTS.read_text())
-    runs = {"with reads (every 50 per thread)": 50, "without reads": messages + 1}
+    # label: (messages per thread between reads, options); the standalone's compression first.
+    runs: dict[str, tuple[int, tuple[str, ...]]] = {
+        "with reads (every 50 per thread)": (50, ()),
+        "with reads, --no-compression (the plugin's server)": (50, ("--no-compression",)),
+        "without reads": (messages + 1, ()),
+    }
     with tempfile.TemporaryDirectory(prefix="tempinbox-bench-") as scratch:
-        for number, (label, read_every) in enumerate(runs.items()):
+        for number, (label, (read_every, options)) in enumerate(runs.items()):
+            output = Path(scratch) / f"memory{number}.json"
             try:
-                report = _run_memory(messages, read_every, Path(scratch) / f"memory{number}.json")
+                report = _run_memory(messages, read_every, output, *options)
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
                 section.errors.append(f"{NAME} {label}: {exc}")
                 continue
@@ -85,7 +97,8 @@ def measure(*, messages: int) -> Section:
                 "inbox_reads": report.get("inbox_reads"),
                 "final_stats": report.get("final_stats"),
             }
-            section.rows.append(_row(f"{messages:,} msgs, {label}", per))
+            held = "--no-compression" not in options  # the standalone's setting is the target's
+            section.rows.append(_row(f"{messages:,} msgs, {label}", per, held=held))
     if last is not None:
         per = last.get("per_message", {})
         sent = int(last.get("messages_sent", 0))

@@ -3,10 +3,12 @@
 Pushes ``--messages`` messages (about 2 KiB each, every tenth to several
 inboxes) from ``--threads`` SMTP sessions into an in-process server with the
 default limits, reading inboxes back through the API as it goes so that the
-parse caches fill. Every ``--sample-every`` messages it records the process's
-resident memory (VmRSS) and the server's ``stats`` from ``GET /api/info``; at
-the end it prints a Markdown table and says whether memory grew by more than 3%
-over the second half. The client threads share the process, so RSS includes
+parse caches fill. As the standalone command, the server keeps read messages
+compressed (``--no-compression``: as received, the plugin's way). Every
+``--sample-every`` messages it records the process's resident memory (VmRSS)
+and the server's ``stats`` from ``GET /api/info``; at the end it prints a
+Markdown table and says whether memory grew by more than 3% over the second
+half. The client threads share the process, so RSS includes
 them: that is a few MiB, and constant.
 """
 
@@ -52,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--read-every", type=int, default=500, metavar="N", help="messages per thread between reads"
     )
     parser.add_argument("--seed", type=int, default=20261122)
+    parser.add_argument(
+        "--no-compression",
+        action="store_true",
+        help="keep read messages as received, as the plugin's server does",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help="the JSON result file")
 
 
@@ -206,7 +213,8 @@ class Run:
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark, print the table and write the JSON result; 0 unless something failed."""
     print(f"memory: {args.messages:,} messages, {args.threads} threads, {args.inboxes} inboxes")
-    with InboxServer() as server, requests.Session() as http:
+    compress = not args.no_compression
+    with InboxServer(compress_read_messages=compress) as server, requests.Session() as http:
         http.trust_env = False
         inboxes = []
         for _ in range(args.inboxes):

@@ -279,6 +279,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="keep no SMTP conversation with each message: no recording cost at all "
         f"({DOCS_URL}/transcripts.md)",
     )
+    parser.add_argument(
+        "--no-compression",
+        dest="compress_read_messages",
+        action="store_false",
+        help="keep read messages' bytes as received, uncompressed: more memory, "
+        f"a little less time on each first read ({DOCS_URL}/limits.md)",
+    )
     readers = parser.add_argument_group(
         "readers", f"IMAP and POP3 for programs that fetch mail: {DOCS_URL}/readers.md"
     )
@@ -363,6 +370,7 @@ def _config(options: argparse.Namespace) -> ServerConfig:
         rate_limits=rate_limits.from_arguments(options),
         quotas=quotas_of(options),
         transcripts=options.transcripts,
+        compress_read_messages=options.compress_read_messages,
         imap_port=options.imap_port,
         pop3_port=options.pop3_port,
         mcp=options.mcp,

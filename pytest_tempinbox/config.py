@@ -182,6 +182,8 @@ class ServerConfig:
     values of the quotas (the ``--quota-*`` flags): with tenants, over the
     defaults and under each tenant's own; without, they hold for everyone.
     ``transcripts`` keeps each message's SMTP conversation (``docs/transcripts.md``).
+    ``compress_read_messages`` keeps a message's raw bytes compressed once it
+    has been read, on the memory store (``docs/limits.md``, "Memory under load").
     ``imap_port`` and ``pop3_port`` start the IMAP and POP3 readers (0: a free
     port; None: off; ``docs/readers.md``).
     ``mcp`` serves the MCP endpoint for agents at ``/mcp`` on the API's port
@@ -197,6 +199,7 @@ class ServerConfig:
         "api_port",
         "api_tls_cert",
         "api_tls_key",
+        "compress_read_messages",
         "data_line_limit",
         "dkim_keys",
         "domains",
@@ -271,6 +274,7 @@ class ServerConfig:
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
         transcripts: bool = True,
+        compress_read_messages: bool = False,
         imap_port: int | None = None,
         pop3_port: int | None = None,
         mcp: bool = False,
@@ -331,6 +335,8 @@ class ServerConfig:
         self.quotas: Quotas | None = quotas
         """The ``--quota-*`` flags' values; None: none given."""
         self.transcripts = transcripts
+        self.compress_read_messages: bool = compress_read_messages
+        """Keep read messages' raw bytes compressed (memory store; on in the standalone command)."""
         self.imap_port: int | None = imap_port
         self.pop3_port: int | None = pop3_port
         self.mcp: bool = mcp

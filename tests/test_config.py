@@ -63,7 +63,10 @@ def test_the_command_line_builds_the_configuration_the_keywords_build() -> None:
     # The standalone server's own defaults (a shared service's), the flag given.
     limits: dict[str, Any] = {setting.name: setting.standalone for setting in LIMIT_SETTINGS}
     expected = ServerConfig(
-        domains=["Mail.Test"], smtp_auth="alice:s3cret", **{**limits, "max_recipients": 3}
+        domains=["Mail.Test"],
+        smtp_auth="alice:s3cret",
+        compress_read_messages=True,  # the standalone command's default, off for InboxServer
+        **{**limits, "max_recipients": 3},
     )
     assert from_cli == expected
     # The AUTH setting is read once, not written back to USER:PASSWORD and read again.

@@ -132,6 +132,10 @@ class InboxServer:
     tenants everyone's (docs/tenants.md, "Quotas").
     ``transcripts`` keeps each message's SMTP conversation, read with
     ``GET /api/messages/{email}/{id}/transcript`` (docs/transcripts.md).
+    ``compress_read_messages`` keeps a message's raw bytes compressed (zlib)
+    from its first read on, with the memory store: a long-running server's
+    memory for a little of each first read's time (off here, on in the
+    standalone command; docs/limits.md, "Memory under load").
 
     ``imap_port`` and ``pop3_port`` start IMAP and POP3 listeners (0: a free
     port each; None: none), with the SMTP side's TLS mode and certificate, its
@@ -195,6 +199,7 @@ class InboxServer:
         rate_limits: RateLimits | None = None,
         quotas: Quotas | None = None,
         transcripts: bool = True,
+        compress_read_messages: bool = False,
         imap_port: int | None = None,
         pop3_port: int | None = None,
         mcp: bool = False,
@@ -236,6 +241,7 @@ class InboxServer:
                 rate_limits=rate_limits,
                 quotas=quotas,
                 transcripts=transcripts,
+                compress_read_messages=compress_read_messages,
                 imap_port=imap_port,
                 pop3_port=pop3_port,
                 mcp=mcp,

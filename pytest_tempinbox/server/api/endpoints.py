@@ -169,7 +169,7 @@ def send_body_limit(message_size_limit: int) -> int:
 
 def unparsed_bytes(found: list[StoredMessage]) -> int:
     """How many raw bytes of ``found`` are not parsed yet."""
-    return sum(len(message.raw) for message in found if not message.is_parsed)
+    return sum(message.size for message in found if not message.is_parsed)
 
 
 def json_body(body: bytes) -> dict[str, Any] | None:

@@ -152,7 +152,7 @@ def _event(name: str, data: bytes, id: str | None = None) -> bytes:
 
 async def _summaries(found: list[StoredMessage]) -> list[bytes]:
     """Each message's summary JSON; parsing many bytes goes to a worker thread."""
-    unparsed = sum(len(message.raw) for message in found if not message.is_parsed)
+    unparsed = sum(message.size for message in found if not message.is_parsed)
     if unparsed <= INLINE_PARSE_BYTES:
         return [_summary(message) for message in found]
     loop = asyncio.get_running_loop()

@@ -280,7 +280,7 @@ async def _facets_off_loop(found: list[StoredMessage]) -> None:
 
 
 def _unfaceted_bytes(found: list[StoredMessage]) -> int:
-    return sum(len(message.raw) for message in found if not message.has_facets)
+    return sum(message.size for message in found if not message.has_facets)
 
 
 def _message_list(found: list[StoredMessage]) -> Reply:

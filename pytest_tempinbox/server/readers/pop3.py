@@ -94,7 +94,7 @@ class _Session:
             await asyncio.sleep(FAILED_LOGIN_DELAY)
             return _err("[AUTH] invalid user name or password")
         self.inbox, self.drop = inbox, drop
-        size = sum(len(m.raw) for m in self.drop)
+        size = sum(m.size for m in self.drop)
         return _ok(f"{len(self.drop)} messages ({size} octets)")
 
     def message(self, arg: str) -> StoredMessage | None:
@@ -117,13 +117,13 @@ class _Session:
 
     @staticmethod
     def _value(message: StoredMessage, value: str) -> str:
-        return str(len(message.raw)) if value == "size" else message.id
+        return str(message.size) if value == "size" else message.id
 
     async def transaction(self, verb: str, args: list[str]) -> bytes:
         arg = args[0] if args else ""
         if verb == "STAT":
             kept = [m for n, m in enumerate(self.drop, 1) if n not in self.deleted]
-            return _ok(f"{len(kept)} {sum(len(m.raw) for m in kept)}")
+            return _ok(f"{len(kept)} {sum(m.size for m in kept)}")
         if verb == "LIST":
             return self.listing(arg, "size")
         if verb == "UIDL":
@@ -137,7 +137,7 @@ class _Session:
                     return _err("TOP takes a message number and a number of lines")
                 return _ok() + _stuffed(_top(found.raw, int(args[1])))
             self.tally.messages_fetched += 1
-            return _ok(f"{len(found.raw)} octets") + _stuffed(found.raw)
+            return _ok(f"{found.size} octets") + _stuffed(found.raw)
         if verb == "DELE":
             if self.message(arg) is None:
                 return _err("no such message")

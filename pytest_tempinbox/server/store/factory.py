@@ -56,6 +56,7 @@ def open_store(config: ServerConfig) -> InboxStore:
             inbox_ttl=config.inbox_ttl,
             dkim_keys=dkim_keys,
             quotas=quotas,
+            compress_read_messages=config.compress_read_messages,
         )
     try:
         from .redis.store import RedisStore

@@ -4,6 +4,11 @@ Any store hands these out (see :mod:`.protocol`): they hold no state of the stor
 that made them, so the HTTP side reads, parses and filters them alike whatever
 keeps the inboxes. The one setting they carry is the public keys their DKIM
 signature is verified with when parsed (the server's ``dkim_keys``).
+
+The raw bytes live in a :class:`RawBody`, which the copies of one delivery
+share. A :class:`CompressibleBody`, which the memory store makes when asked
+to (``compress_read_messages``), is compressed once a copy has been parsed
+(``docs/limits.md``, "Memory under load").
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from .addresses import subaddress_of
 if TYPE_CHECKING:
     from ...side_values import ProviderRecord
 
-__all__ = ["NO_KEYS", "Facets", "StoredMessage", "next_validity"]
+__all__ = ["NO_KEYS", "CompressibleBody", "Facets", "RawBody", "StoredMessage", "next_validity"]
 
 NO_KEYS: Mapping[str, str] = MappingProxyType({})
 """No DKIM keys: a signed message's DKIM is then a ``fail`` naming the key it lacks."""
@@ -39,6 +44,82 @@ collapsed forms of its text and HTML bodies that the ``text`` filter searches
 """
 
 
+PACK_FROM = 512
+"""Raw bodies shorter than this many bytes are never compressed: too little to save."""
+
+
+class RawBody:
+    """A message's raw bytes, as received: one per delivery, shared by its copies.
+
+    This one keeps them as they are (:meth:`pack` does nothing); a
+    :class:`CompressibleBody` compresses them.
+    """
+
+    __slots__ = ("_packed", "_plain", "_size")
+
+    def __init__(self, raw: bytes) -> None:
+        self._plain: bytes | None = raw
+        self._packed: bytes | None = None  # or the plain bytes, when packing did not pay
+        self._size = 0
+
+    @property
+    def raw(self) -> bytes:
+        """The bytes as received."""
+        plain = self._plain
+        if plain is not None:
+            return plain
+        import zlib
+
+        assert self._packed is not None
+        return zlib.decompress(self._packed)
+
+    @property
+    def size(self) -> int:
+        """The length of :attr:`raw`, without decompressing it."""
+        plain = self._plain
+        return len(plain) if plain is not None else self._size
+
+    @property
+    def is_packed(self) -> bool:
+        """Tell whether the bytes are kept compressed."""
+        return self._plain is None
+
+    def pack(self) -> None:
+        """Keep the bytes compressed from now on, where the body does (this one never does)."""
+
+
+class CompressibleBody(RawBody):
+    """Raw bytes that :meth:`pack` keeps compressed (zlib, level 1), if that saves an eighth.
+
+    :attr:`raw` then decompresses them on each use. Packing is safe beside
+    readers on other threads: a reader sees the bytes plain or packed, never
+    neither.
+    """
+
+    __slots__ = ()
+
+    def pack(self) -> None:
+        """Keep the bytes compressed from now on, unless that saves too little (then never)."""
+        plain = self._plain
+        if plain is None or self._packed is not None:
+            return  # packed already, or tried
+        if len(plain) < PACK_FROM:
+            self._packed = plain
+            return
+        import zlib
+
+        # A 4 KiB window and memLevel 6 need 48 KiB: the default's 256 KiB is
+        # mapped and unmapped anew on each call, which costs twice the compression.
+        compressor = zlib.compressobj(1, zlib.DEFLATED, 12, 6)
+        packed = compressor.compress(plain) + compressor.flush()
+        if len(packed) > len(plain) - len(plain) // 8:
+            self._packed = plain
+            return
+        self._size = len(plain)
+        self._packed = packed
+        self._plain = None
+
+
 class StoredMessage:
     """One copy of a received message, as delivered to one inbox.
 
@@ -50,10 +131,12 @@ class StoredMessage:
     inbox, from 1, increasing, never given twice in the inbox's life: the UID
     that IMAP and POP3 readers see (0 for a copy not stored). ``transcript``
     is the SMTP transcript kept with it (``server/smtp/transcript.py``), by a
-    store that keeps its messages in memory; else None.
+    store that keeps its messages in memory; else None. ``raw`` is the bytes
+    or the :class:`RawBody` that the copies of one delivery share.
     """
 
     __slots__ = (
+        "_body",
         "_facets",
         "_json",
         "_subaddress",
@@ -62,7 +145,6 @@ class StoredMessage:
         "id",
         "inbox",
         "provider",
-        "raw",
         "received_at",
         "transcript",
         "uid",
@@ -73,7 +155,7 @@ class StoredMessage:
         id: str,
         inbox: str,
         envelope: Envelope,
-        raw: bytes,
+        raw: bytes | RawBody,
         received_at: datetime,
         dkim_keys: Mapping[str, str] = NO_KEYS,
         provider: ProviderRecord | None = None,
@@ -83,7 +165,7 @@ class StoredMessage:
         self.uid = uid
         self.inbox = inbox
         self.envelope = envelope
-        self.raw = raw
+        self._body = raw if isinstance(raw, RawBody) else RawBody(raw)
         self.received_at = received_at
         self.dkim_keys = dkim_keys
         self.provider = provider
@@ -91,6 +173,21 @@ class StoredMessage:
         self._json: bytes | None = None
         self._facets: Facets | None = None
         self._subaddress: str | bool | None = False  # False: not worked out yet
+
+    @property
+    def raw(self) -> bytes:
+        """The message's bytes as received (decompressed, if they are kept packed)."""
+        return self._body.raw
+
+    @property
+    def size(self) -> int:
+        """The length of :attr:`raw`: read without decompressing it."""
+        return self._body.size
+
+    @property
+    def body(self) -> RawBody:
+        """The :class:`RawBody` that holds :attr:`raw`, shared by the copies of one delivery."""
+        return self._body
 
     @property
     def subaddress(self) -> str | None:
@@ -114,8 +211,9 @@ class StoredMessage:
         """
         from ...checks.dkim import verify_dkim  # on the first parse: a server may never parse
 
+        raw = self._body.raw
         try:
-            parsed = parse_message(self.raw)
+            parsed = parse_message(raw)
         except Exception:
             log.exception("failed to parse message %s; serving it unparsed", self.id)
             parsed = parse_message(b"")
@@ -138,10 +236,10 @@ class StoredMessage:
             attachments=parsed.attachments,
             links=parsed.links,
             codes=parsed.codes,
-            size=len(self.raw),
+            size=len(raw),
             defects=parsed.defects,
             link_details=parsed.link_details,
-            dkim=verify_dkim(self.raw, self.dkim_keys),
+            dkim=verify_dkim(raw, self.dkim_keys),
             provider=self.provider,
         )
 
@@ -158,6 +256,7 @@ class StoredMessage:
         """
         if self._json is None:
             self._json = _json_bytes(self.message())
+            self._body.pack()
         return self._json
 
     @property
@@ -177,6 +276,7 @@ class StoredMessage:
             if self._json is None:
                 message = self.message()
                 self._json = _json_bytes(message)
+                self._body.pack()
                 sender = None if message.sender is None else message.sender.email
                 subject, text, html = message.subject, message.text, message.html
             else:  # decoding the JSON costs a fraction of parsing the message again

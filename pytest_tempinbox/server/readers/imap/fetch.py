@@ -147,6 +147,7 @@ def render(number: int, message: StoredMessage, items: list[Item], mailbox: Mail
         if not any(item.name == "FLAGS" for item in items):
             items = [*items, Item("FLAGS", label="FLAGS")]
     tree: Part | None = None
+    raw = b""  # read once, when an item needs it: a read message's bytes are kept compressed
     out = [b"* %d FETCH (" % number]
     for index, item in enumerate(items):
         if index:
@@ -163,13 +164,16 @@ def render(number: int, message: StoredMessage, items: list[Item], mailbox: Mail
         elif name == "INTERNALDATE":
             out.append(b"INTERNALDATE " + internal_date(message.received_at))
         elif name == "RFC822.SIZE":
-            out.append(b"RFC822.SIZE %d" % len(message.raw))
+            out.append(b"RFC822.SIZE %d" % message.size)
         elif name == "RFC822":
-            out.append(b"RFC822 " + _literal(message.raw))
+            raw = raw or message.raw
+            out.append(b"RFC822 " + _literal(raw))
         elif name == "BODY[]" and not item.path and not item.kind:  # the whole message: no parse
-            out.append(item.label.encode() + b" " + _ranged(message.raw, item))
+            raw = raw or message.raw
+            out.append(item.label.encode() + b" " + _ranged(raw, item))
         else:
-            tree = tree or parse_part(message.raw)
+            raw = raw or message.raw
+            tree = tree or parse_part(raw)
             if name == "ENVELOPE":
                 out.append(b"ENVELOPE " + envelope(tree))
             elif name in ("BODY", "BODYSTRUCTURE"):
@@ -181,7 +185,7 @@ def render(number: int, message: StoredMessage, items: list[Item], mailbox: Mail
             elif name == "RFC822.TEXT":
                 out.append(b"RFC822.TEXT " + _literal(tree.body))
             else:
-                out.append(item.label.encode() + b" " + _section(message.raw, tree, item))
+                out.append(item.label.encode() + b" " + _section(raw, tree, item))
     out.append(b")\r\n")
     return b"".join(out)
 

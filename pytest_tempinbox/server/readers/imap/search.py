@@ -97,8 +97,8 @@ def _key(args: list[Value], mailbox: Mailbox) -> Predicate:
             raise BadSyntax(f"{key} needs a number")
         size = int(size_text)
         if key == "LARGER":
-            return lambda number, message: len(message.raw) > size
-        return lambda number, message: len(message.raw) < size
+            return lambda number, message: message.size > size
+        return lambda number, message: message.size < size
     if key == "NOT":
         if not args:
             raise BadSyntax("NOT needs a criterion")

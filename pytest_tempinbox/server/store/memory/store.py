@@ -41,7 +41,7 @@ from ..addresses import (
 )
 from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
-from ..stored_message import NO_KEYS, StoredMessage, next_validity
+from ..stored_message import NO_KEYS, CompressibleBody, RawBody, StoredMessage, next_validity
 from ..waiting import alarm
 from .inbox_record import InboxRecord
 
@@ -67,6 +67,9 @@ class Store:
     ``inbox_ttl`` seconds (None: until deleted) unless generated with its own
     ``ttl``; an expired inbox is gone exactly as if deleted. ``quotas`` (None:
     none) are checked and counted as inboxes are generated and checks run.
+    With ``compress_read_messages``, a delivery's raw bytes are kept
+    compressed once one of its copies has been read (a
+    :class:`~pytest_tempinbox.server.store.stored_message.CompressibleBody`).
     """
 
     def __init__(
@@ -78,6 +81,7 @@ class Store:
         inbox_ttl: float | None = None,
         dkim_keys: Mapping[str, str] = NO_KEYS,
         quotas: QuotaPolicy | None = None,
+        compress_read_messages: bool = False,
     ) -> None:
         self.domains: tuple[str, ...] = served_domains(domains)
         self._deletion_watchers: list[Callable[[str], None]] = []
@@ -96,6 +100,8 @@ class Store:
         self.inbox_ttl = inbox_ttl
         self.dkim_keys = dkim_keys
         """The public keys the messages' DKIM signatures are verified with."""
+        self._body_type = CompressibleBody if compress_read_messages else RawBody
+        """What holds a delivery's bytes: compressed once a copy is read, or kept as they are."""
         self.stored_bytes = 0
         self.evictions = 0
         self._inboxes: dict[str, InboxRecord] = {}
@@ -263,13 +269,14 @@ class Store:
                     over = book.room(self.quotas.of(inbox.owner), inbox.owner, len(raw), everyone)
                     if over is not None:
                         raise over
+            body = self._body_type(raw)  # one for every copy
             for inbox in inboxes:
                 inbox.last_uid += 1
                 message = StoredMessage(
                     self._next_id(),
                     inbox.address,
                     envelope,
-                    raw,
+                    body,
                     received_at,
                     self.dkim_keys,
                     provider,
@@ -299,10 +306,10 @@ class Store:
         inbox.messages.pop(0)
         del inbox.by_id[message.id]
         del self._arrivals[message.id]
-        self.stored_bytes -= len(message.raw)
-        inbox.stored_bytes -= len(message.raw)
+        self.stored_bytes -= message.size
+        inbox.stored_bytes -= message.size
         if self._book is not None:
-            self._book.removed(inbox.owner, 1, len(message.raw))
+            self._book.removed(inbox.owner, 1, message.size)
         self.evictions += 1
 
     def message(self, address: str, id: str) -> StoredMessage:
@@ -328,7 +335,7 @@ class Store:
             if gone:
                 inbox.messages = [kept for kept in inbox.messages if kept.id not in gone]
                 for id in gone:
-                    size = len(inbox.by_id.pop(id).raw)
+                    size = inbox.by_id.pop(id).size
                     del self._arrivals[id]
                     self.stored_bytes -= size
                     inbox.stored_bytes -= size
@@ -383,7 +390,7 @@ class Store:
         inbox.wake()
         for message in inbox.messages:
             del self._arrivals[message.id]
-            self.stored_bytes -= len(message.raw)
+            self.stored_bytes -= message.size
         purged = len(inbox.messages)
         inbox.messages.clear()
         inbox.stored_bytes = 0
