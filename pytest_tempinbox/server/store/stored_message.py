@@ -5,10 +5,10 @@ that made them, so the HTTP side reads, parses and filters them alike whatever
 keeps the inboxes. The one setting they carry is the public keys their DKIM
 signature is verified with when parsed (the server's ``dkim_keys``).
 
-The raw bytes live in a :class:`RawBody`, which the copies of one delivery
-share. A :class:`CompressibleBody`, which the memory store makes when asked
-to (``compress_read_messages``), is compressed once a copy has been parsed
-(``docs/limits.md``, "Memory under load").
+A copy holds its raw bytes as they are; where the memory store is asked to
+compress them (``compress_read_messages``), it makes :class:`CompressingMessage`
+copies, whose bytes a :class:`CompressedBody` keeps compressed once a copy has
+been parsed (``docs/limits.md``, "Memory under load").
 """
 
 from __future__ import annotations
@@ -28,7 +28,14 @@ from .addresses import subaddress_of
 if TYPE_CHECKING:
     from ...side_values import ProviderRecord
 
-__all__ = ["NO_KEYS", "CompressibleBody", "Facets", "RawBody", "StoredMessage", "next_validity"]
+__all__ = [
+    "NO_KEYS",
+    "CompressedBody",
+    "CompressingMessage",
+    "Facets",
+    "StoredMessage",
+    "next_validity",
+]
 
 NO_KEYS: Mapping[str, str] = MappingProxyType({})
 """No DKIM keys: a signed message's DKIM is then a ``fail`` naming the key it lacks."""
@@ -48,24 +55,28 @@ PACK_FROM = 512
 """Raw bodies shorter than this many bytes are never compressed: too little to save."""
 
 
-class RawBody:
-    """A message's raw bytes, as received: one per delivery, shared by its copies.
+class CompressedBody:
+    """A message's raw bytes (its copies' alike), kept compressed once :meth:`pack` is called.
 
-    This one keeps them as they are (:meth:`pack` does nothing); a
-    :class:`CompressibleBody` compresses them.
+    Until then, and for good if packing would save less than an eighth of
+    them or they are under :data:`PACK_FROM` bytes, they are kept as they are
+    (:attr:`plain`). Packed, they are zlib's (level 1), and :meth:`raw`
+    decompresses them on each use. Packing is safe beside readers on other
+    threads: a reader sees the bytes plain or packed, never neither.
     """
 
-    __slots__ = ("_packed", "_plain", "_size")
+    __slots__ = ("_packed", "plain", "size")
 
     def __init__(self, raw: bytes) -> None:
-        self._plain: bytes | None = raw
+        self.plain: bytes | None = raw
+        """The bytes as received, until packed; then None."""
+        self.size = len(raw)
+        """The length of the bytes as received."""
         self._packed: bytes | None = None  # or the plain bytes, when packing did not pay
-        self._size = 0
 
-    @property
     def raw(self) -> bytes:
-        """The bytes as received."""
-        plain = self._plain
+        """The bytes as received (decompressed, if packed)."""
+        plain = self.plain
         if plain is not None:
             return plain
         import zlib
@@ -74,33 +85,13 @@ class RawBody:
         return zlib.decompress(self._packed)
 
     @property
-    def size(self) -> int:
-        """The length of :attr:`raw`, without decompressing it."""
-        plain = self._plain
-        return len(plain) if plain is not None else self._size
-
-    @property
     def is_packed(self) -> bool:
         """Tell whether the bytes are kept compressed."""
-        return self._plain is None
-
-    def pack(self) -> None:
-        """Keep the bytes compressed from now on, where the body does (this one never does)."""
-
-
-class CompressibleBody(RawBody):
-    """Raw bytes that :meth:`pack` keeps compressed (zlib, level 1), if that saves an eighth.
-
-    :attr:`raw` then decompresses them on each use. Packing is safe beside
-    readers on other threads: a reader sees the bytes plain or packed, never
-    neither.
-    """
-
-    __slots__ = ()
+        return self.plain is None
 
     def pack(self) -> None:
         """Keep the bytes compressed from now on, unless that saves too little (then never)."""
-        plain = self._plain
+        plain = self.plain
         if plain is None or self._packed is not None:
             return  # packed already, or tried
         if len(plain) < PACK_FROM:
@@ -115,9 +106,8 @@ class CompressibleBody(RawBody):
         if len(packed) > len(plain) - len(plain) // 8:
             self._packed = plain
             return
-        self._size = len(plain)
         self._packed = packed
-        self._plain = None
+        self.plain = None
 
 
 class StoredMessage:
@@ -132,13 +122,13 @@ class StoredMessage:
     that IMAP and POP3 readers see (0 for a copy not stored). ``transcript``
     is the SMTP transcript kept with it (``server/smtp/transcript.py``), by a
     store that keeps its messages in memory; else None. ``raw`` is the bytes
-    or the :class:`RawBody` that the copies of one delivery share.
+    or the :class:`CompressedBody` that the copies of one delivery share.
     """
 
     __slots__ = (
-        "_body",
         "_facets",
         "_json",
+        "_raw",
         "_subaddress",
         "dkim_keys",
         "envelope",
@@ -150,12 +140,15 @@ class StoredMessage:
         "uid",
     )
 
+    compresses = False
+    """Whether the copy's bytes are compressed once it is parsed (:class:`CompressingMessage`)."""
+
     def __init__(
         self,
         id: str,
         inbox: str,
         envelope: Envelope,
-        raw: bytes | RawBody,
+        raw: bytes | CompressedBody,
         received_at: datetime,
         dkim_keys: Mapping[str, str] = NO_KEYS,
         provider: ProviderRecord | None = None,
@@ -165,7 +158,7 @@ class StoredMessage:
         self.uid = uid
         self.inbox = inbox
         self.envelope = envelope
-        self._body = raw if isinstance(raw, RawBody) else RawBody(raw)
+        self._raw = raw
         self.received_at = received_at
         self.dkim_keys = dkim_keys
         self.provider = provider
@@ -177,17 +170,20 @@ class StoredMessage:
     @property
     def raw(self) -> bytes:
         """The message's bytes as received (decompressed, if they are kept packed)."""
-        return self._body.raw
+        raw = self._raw
+        return raw.raw() if isinstance(raw, CompressedBody) else raw
 
     @property
     def size(self) -> int:
         """The length of :attr:`raw`: read without decompressing it."""
-        return self._body.size
+        raw = self._raw
+        return raw.size if isinstance(raw, CompressedBody) else len(raw)
 
     @property
-    def body(self) -> RawBody:
-        """The :class:`RawBody` that holds :attr:`raw`, shared by the copies of one delivery."""
-        return self._body
+    def body(self) -> CompressedBody | None:
+        """The :class:`CompressedBody` the delivery's copies share; None: bytes kept as they are."""
+        raw = self._raw
+        return raw if isinstance(raw, CompressedBody) else None
 
     @property
     def subaddress(self) -> str | None:
@@ -203,6 +199,13 @@ class StoredMessage:
         assert found is not True
         return found
 
+    def _compress(self) -> None:
+        raw = self._raw
+        if not isinstance(raw, CompressedBody):
+            # Two threads here at once each make one: either serves alike.
+            raw = self._raw = CompressedBody(raw)
+        raw.pack()
+
     def message(self) -> Message:
         """Parse the raw bytes into the full message object that the API serves.
 
@@ -211,7 +214,7 @@ class StoredMessage:
         """
         from ...checks.dkim import verify_dkim  # on the first parse: a server may never parse
 
-        raw = self._body.raw
+        raw = self.raw
         try:
             parsed = parse_message(raw)
         except Exception:
@@ -256,7 +259,8 @@ class StoredMessage:
         """
         if self._json is None:
             self._json = _json_bytes(self.message())
-            self._body.pack()
+            if self.compresses:
+                self._compress()
         return self._json
 
     @property
@@ -276,7 +280,8 @@ class StoredMessage:
             if self._json is None:
                 message = self.message()
                 self._json = _json_bytes(message)
-                self._body.pack()
+                if self.compresses:
+                    self._compress()
                 sender = None if message.sender is None else message.sender.email
                 subject, text, html = message.subject, message.text, message.html
             else:  # decoding the JSON costs a fraction of parsing the message again
@@ -285,6 +290,19 @@ class StoredMessage:
                 subject, text, html = data["subject"], data["text"], data["html"]
             facets = self._facets = (subject, sender, searchable_text(text, html))
         return facets
+
+
+class CompressingMessage(StoredMessage):
+    """A copy whose raw bytes are kept compressed once it has been parsed (:class:`CompressedBody`).
+
+    The memory store makes these when asked to (``compress_read_messages``).
+    The copies of a delivery to several inboxes share one body from the start;
+    a lone copy gets its own when first parsed, so that delivery pays nothing.
+    """
+
+    __slots__ = ()
+
+    compresses = True
 
 
 def _json_bytes(message: Message) -> bytes:

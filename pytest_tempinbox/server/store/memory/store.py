@@ -41,7 +41,13 @@ from ..addresses import (
 )
 from ..protocol import InboxStore, Select, StoredInbox
 from ..refusals import RefusalLog
-from ..stored_message import NO_KEYS, CompressibleBody, RawBody, StoredMessage, next_validity
+from ..stored_message import (
+    NO_KEYS,
+    CompressedBody,
+    CompressingMessage,
+    StoredMessage,
+    next_validity,
+)
 from ..waiting import alarm
 from .inbox_record import InboxRecord
 
@@ -68,8 +74,8 @@ class Store:
     ``ttl``; an expired inbox is gone exactly as if deleted. ``quotas`` (None:
     none) are checked and counted as inboxes are generated and checks run.
     With ``compress_read_messages``, a delivery's raw bytes are kept
-    compressed once one of its copies has been read (a
-    :class:`~pytest_tempinbox.server.store.stored_message.CompressibleBody`).
+    compressed once one of its copies has been read (its copies are
+    :class:`~pytest_tempinbox.server.store.stored_message.CompressingMessage`).
     """
 
     def __init__(
@@ -100,8 +106,8 @@ class Store:
         self.inbox_ttl = inbox_ttl
         self.dkim_keys = dkim_keys
         """The public keys the messages' DKIM signatures are verified with."""
-        self._body_type = CompressibleBody if compress_read_messages else RawBody
-        """What holds a delivery's bytes: compressed once a copy is read, or kept as they are."""
+        self.compress_read_messages = compress_read_messages
+        """Whether a delivery's bytes are kept compressed once a copy is read (else as they are)."""
         self.stored_bytes = 0
         self.evictions = 0
         self._inboxes: dict[str, InboxRecord] = {}
@@ -269,10 +275,14 @@ class Store:
                     over = book.room(self.quotas.of(inbox.owner), inbox.owner, len(raw), everyone)
                     if over is not None:
                         raise over
-            body = self._body_type(raw)  # one for every copy
+            kind: type[StoredMessage] = StoredMessage
+            body: bytes | CompressedBody = raw
+            if self.compress_read_messages:
+                kind = CompressingMessage  # several copies share one body, a lone one makes its own
+                body = CompressedBody(raw) if len(inboxes) > 1 else raw
             for inbox in inboxes:
                 inbox.last_uid += 1
-                message = StoredMessage(
+                message = kind(
                     self._next_id(),
                     inbox.address,
                     envelope,
@@ -306,10 +316,11 @@ class Store:
         inbox.messages.pop(0)
         del inbox.by_id[message.id]
         del self._arrivals[message.id]
-        self.stored_bytes -= message.size
-        inbox.stored_bytes -= message.size
+        size = message.size
+        self.stored_bytes -= size
+        inbox.stored_bytes -= size
         if self._book is not None:
-            self._book.removed(inbox.owner, 1, message.size)
+            self._book.removed(inbox.owner, 1, size)
         self.evictions += 1
 
     def message(self, address: str, id: str) -> StoredMessage:
