@@ -353,6 +353,18 @@ def test_a_missing_section_is_a_clear_error() -> None:
         PAGES.render("<!-- api: nowhere.Thing -->\n<!-- end api -->\n")
 
 
+def test_an_included_markdown_file_links_from_the_including_page() -> None:
+    readme = "See [Limits](docs/limits.md#memory-under-load), [the bench](bench/README.md), "
+    readme += "[above](#performance) and [PyPI](https://pypi.org/p/x)."
+    assert PAGES.relinked(readme, "README.md", "docs/performance.md") == (
+        "See [Limits](limits.md#memory-under-load), [the bench](../bench/README.md), "
+        "[above](#performance) and [PyPI](https://pypi.org/p/x)."
+    )
+    assert PAGES.relinked(readme, "docs/x.md", "docs/performance.md") == readme
+    page = "<!-- include: README.md:performance -->\n<!-- end include -->\n"
+    assert "](docs/" not in PAGES.render(page, "docs/performance.md")
+
+
 def test_an_edited_example_is_written_anew() -> None:
     page = (DOCS / "python.md").read_text(encoding="utf-8")
     assert PAGES.render(page) == page

@@ -8,7 +8,8 @@ between two HTML comments that GitHub and the site both hide:
   holds a fenced block with that file's section (``path:name``, between its
   ``--8<-- [start:name]`` and ``[end:name]`` markers, dedented), the whole file
   (``path``) or its lines from a number on (``path:3:``). A Markdown file's text
-  goes in as it is, without a fence.
+  goes in without a fence, its relative links pointed from the including page
+  (the README's ``docs/limits.md`` is ``limits.md`` from a page of docs/).
 - ``<!-- api: pytest_tempinbox.models.Message -->`` ... ``<!-- end api -->`` holds
   that object's reference, written from its signatures and docstrings. The
   comment may carry mkdocstrings options on the lines after the name; the site
@@ -26,6 +27,8 @@ import argparse
 import dataclasses
 import importlib
 import inspect
+import os
+import posixpath
 import re
 import sys
 import textwrap
@@ -48,6 +51,7 @@ FENCE = re.compile(r"\A\n*(?P<open>```[^\n]*)\n")
 SECTION_MARKER = re.compile(r"-{1,}8<-{1,}\s+\[(start|end):([a-z][-_0-9a-z]*)\]")
 ROLE = re.compile(r":(?:py:)?(class|meth|func|attr|exc|mod|data|obj):`(~?)([^`<>]+)`")
 SIGNATURE_WIDTH = 88
+MARKDOWN_LINK = re.compile(r"(?<=\]\()(?P<path>[^()\s#:]+)(?=[#)])")
 
 
 class PageError(Exception):
@@ -88,10 +92,28 @@ def _section(lines: list[str], name: str, target: str) -> list[str]:
     raise PageError(f"{target}: no section {name!r} with a start and an end marker")
 
 
-def _include(match: re.Match[str]) -> str:
+def relinked(text: str, source: str, page: str) -> str:
+    """Markdown ``text`` from file ``source``, its relative links pointed from ``page``.
+
+    Both are paths from the root; a link with a scheme, or only an anchor, is kept.
+    """
+    source_dir, page_dir = posixpath.dirname(source), posixpath.dirname(page)
+    if source_dir == page_dir:
+        return text
+
+    def relink(match: re.Match[str]) -> str:
+        target = posixpath.normpath(posixpath.join(source_dir, match.group("path")))
+        return posixpath.relpath(target, page_dir or os.curdir)
+
+    return MARKDOWN_LINK.sub(relink, text)
+
+
+def _include(match: re.Match[str], page: str) -> str:
     target, body = match.group("target"), match.group("body")
     text = included_text(target)
-    if target.partition(":")[0].endswith(".md"):
+    file = target.partition(":")[0]
+    if file.endswith(".md"):
+        text = relinked(text, file, page)
         return f"<!-- include: {target} -->\n\n{text}\n<!-- end include -->"
     fence = FENCE.match(body)
     opening = fence.group("open") if fence else "```python"
@@ -306,9 +328,10 @@ def _api(match: re.Match[str]) -> str:
 # Pages.
 
 
-def render(text: str) -> str:
-    """The page with every include and every reference written anew."""
-    return API.sub(_api, INCLUDE.sub(_include, text))
+def render(text: str, page: str = "docs/index.md") -> str:
+    """Page ``page`` (a path from the root) with every include and reference written anew."""
+    included = INCLUDE.sub(lambda match: _include(match, page), text)
+    return API.sub(_api, included)
 
 
 def pages() -> list[Path]:
@@ -316,12 +339,17 @@ def pages() -> list[Path]:
     return sorted(path for path in DOCS.rglob("*.md") if "_ext" not in path.parts)
 
 
+def _name(path: Path) -> str:
+    """A page's path from the root."""
+    return path.relative_to(ROOT).as_posix()
+
+
 def stale_pages() -> list[str]:
     """The pages whose regions differ from what they stand for, as paths from the root."""
     return [
-        path.relative_to(ROOT).as_posix()
+        _name(path)
         for path in pages()
-        if render(text := path.read_text(encoding="utf-8")) != text
+        if render(text := path.read_text(encoding="utf-8"), _name(path)) != text
     ]
 
 
@@ -343,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stale else 0
     for name in stale:
         path = ROOT / name
-        path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
+        path.write_text(render(path.read_text(encoding="utf-8"), name), encoding="utf-8")
         print(f"wrote {name}")
     return 0
 
