@@ -201,6 +201,7 @@ class RedisStore:
         self._deliver_script = Script(scripts.DELIVER)
         self._take_fault_script = Script(scripts.TAKE_FAULT)
         self._save_script = Script(scripts.SAVE_JSON)
+        self._read_script = Script(scripts.READ)
         self._closed = False
         self._faults_added = False
         self._secrets: dict[str, bytes] = {}
@@ -511,29 +512,40 @@ class RedisStore:
         newest: bytes = reply[5]
         return newest.decode()
 
-    def _run_read(
-        self, folded: str, mode: str, cursor: str, given: str, watch: float | None = None
-    ) -> list[Any]:
+    def _run_read(self, folded: str, mode: str, cursor: str, given: str) -> list[Any]:
+        reply: list[Any] = unavailable(lambda: self._read(args=[folded, mode, cursor]))
+        return _checked(reply, given, cursor)
+
+    def _snapshot(
+        self, folded: str, mode: str, cursor: str, given: str
+    ) -> tuple[RedisInbox, int, list[StoredMessage]]:
+        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks."""
+        return self._read_reply(folded, self._run_read(folded, mode, cursor, given))
+
+    async def _read_for_wait(
+        self, folded: str, mode: str, cursor: str, given: str, watch: float | None
+    ) -> tuple[RedisInbox, int, list[StoredMessage]]:
+        """As :meth:`_snapshot`, for a wait, without holding up the serving loop.
+
+        With ``watch`` (a wait that listens), deliveries to the inbox are
+        announced to every process for at least ``watch`` seconds from now.
+        On the serving loop the read goes through the pipelined connection, so
+        that the loop serves SMTP and the other waits while Redis reads.
+        """
         args: list[str | int] = [folded, mode, cursor]
         if watch is not None:
             # A wait past its deadline by now still reads: Redis refuses a PX of 0 or less.
             args.append(math.ceil(max(watch, 0.0) * 1000) + _WATCH_MARGIN_MS)
-        reply: list[Any] = unavailable(lambda: self._read(args=args))
-        if reply[0] == 0:
-            raise InboxNotFound(not_found(given))
-        if reply[0] == 1:
-            raise InvalidRequest(f"after={cursor[:80]!r} is not the id of a message in this inbox")
-        return reply
+        connection = self._pipelined()
+        if connection is not None:
+            reply: list[Any] = await connection.run(self._read_script, *args)
+        else:
+            reply = unavailable(lambda: self._read(args=args))
+        return self._read_reply(folded, _checked(reply, given, cursor))
 
-    def _snapshot(
-        self, folded: str, mode: str, cursor: str, given: str, watch: float | None = None
+    def _read_reply(
+        self, folded: str, reply: list[Any]
     ) -> tuple[RedisInbox, int, list[StoredMessage]]:
-        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks.
-
-        With ``watch`` (seconds), deliveries to the inbox are announced to every
-        process for at least that long: a wait's read, made once it listens.
-        """
-        reply = self._run_read(folded, mode, cursor, given, watch)
         inbox = RedisInbox(folded, reply[1], reply[2], reply[3])
         messages: list[StoredMessage] = []
         for n in range(5, len(reply), 5):
@@ -606,9 +618,13 @@ class RedisStore:
         self, address: str, mode: str, cursor: str, timeout: float
     ) -> list[StoredMessage]:
         folded = _live_form(address)
-        inbox, _, found = self._snapshot(folded, mode, cursor, address)
-        if found or timeout <= 0 or self._closed:
-            return found
+        inbox: RedisInbox | None = None
+        if not (mode == "since" and timeout > 0 and self._listener.listening):
+            # An event stream's follow, which waits again after each event, goes
+            # straight to the watched read: one read an event the less.
+            inbox, _, found = await self._read_for_wait(folded, mode, cursor, address, None)
+            if found or timeout <= 0 or self._closed:
+                return found
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         await self._listener.ensure()
@@ -617,10 +633,10 @@ class RedisStore:
             self._waiters.add(folded, waiter)
             try:
                 # Read after listening: a delivery from now on wakes the waiter.
-                current, left, found = self._snapshot(
-                    folded, mode, cursor, address, watch=deadline - loop.time()
+                current, left, found = await self._read_for_wait(
+                    folded, mode, cursor, address, deadline - loop.time()
                 )
-                self._same(inbox, current, address)
+                inbox = self._same(inbox or current, current, address)
                 remaining = deadline - loop.time()
                 if found or remaining <= 0 or self._closed:
                     return found
@@ -638,8 +654,8 @@ class RedisStore:
         folded = _live_form(address)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        inbox, _, found = self._snapshot(
-            folded, "all" if after is None else "after", after or "", address
+        inbox, _, found = await self._read_for_wait(
+            folded, "all" if after is None else "after", after or "", address, None
         )
         cursor = after or ""
         listening = False
@@ -656,8 +672,8 @@ class RedisStore:
                 waiter = loop.create_future()
                 self._waiters.add(folded, waiter)
                 try:
-                    current, left, found = self._snapshot(
-                        folded, "since", cursor, address, watch=deadline - loop.time()
+                    current, left, found = await self._read_for_wait(
+                        folded, "since", cursor, address, deadline - loop.time()
                     )
                     self._same(inbox, current, address)
                     remaining = deadline - loop.time()
@@ -672,11 +688,12 @@ class RedisStore:
                     self._waiters.discard(folded, waiter)
 
     @staticmethod
-    def _same(inbox: RedisInbox, current: RedisInbox, address: str) -> None:
+    def _same(inbox: RedisInbox, current: RedisInbox, address: str) -> RedisInbox:
         # A wait that began on ``inbox`` ends with 404 once it is gone, also when
         # an inbox has been created at its address since.
         if current.gen != inbox.gen:
             raise InboxNotFound(f"no inbox at {address[:80]!r}: deleted or expired")
+        return inbox
 
     # --- delete, expire, stats ------------------------------------------------------
 
@@ -822,6 +839,15 @@ def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
         call()
     elif not loop.is_closed():
         loop.call_soon_threadsafe(call)
+
+
+def _checked(reply: list[Any], given: str, cursor: str) -> list[Any]:
+    """The READ script's ``reply``, or the error its first element stands for."""
+    if reply[0] == 0:
+        raise InboxNotFound(not_found(given))
+    if reply[0] == 1:
+        raise InvalidRequest(f"after={cursor[:80]!r} is not the id of a message in this inbox")
+    return reply
 
 
 def _live_form(address: str) -> str:
