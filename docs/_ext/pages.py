@@ -27,7 +27,6 @@ import argparse
 import dataclasses
 import importlib
 import inspect
-import os
 import posixpath
 import re
 import sys
@@ -103,7 +102,7 @@ def relinked(text: str, source: str, page: str) -> str:
 
     def relink(match: re.Match[str]) -> str:
         target = posixpath.normpath(posixpath.join(source_dir, match.group("path")))
-        return posixpath.relpath(target, page_dir or os.curdir)
+        return posixpath.relpath(target, page_dir or posixpath.curdir)
 
     return MARKDOWN_LINK.sub(relink, text)
 

@@ -201,7 +201,7 @@ def test_a_wait_read_past_its_deadline_still_reads(
     one, _ = stores
     inbox = one.generate()
     # A wait woken late reads once more with its time already up (a negative watch).
-    _, _, found = asyncio.run(one._read_for_wait(inbox.address, "all", "", inbox.address, -1.0))
+    _, _, found = one._snapshot(inbox.address, "all", "", inbox.address, watch=-1.0)
     assert found == []
     with redis.Redis.from_url(redis_url) as client:
         assert 0 < client.pttl(f"tempinbox:{{{inbox.address}}}:watched") <= 1_000

@@ -512,46 +512,40 @@ class RedisStore:
         newest: bytes = reply[5]
         return newest.decode()
 
-    def _run_read(self, folded: str, mode: str, cursor: str, given: str) -> list[Any]:
-        reply: list[Any] = unavailable(lambda: self._read(args=[folded, mode, cursor]))
+    def _run_read(
+        self, folded: str, mode: str, cursor: str, given: str, watch: float | None = None
+    ) -> list[Any]:
+        args = _read_arguments(folded, mode, cursor, watch)
+        reply: list[Any] = unavailable(lambda: self._read(args=args))
         return _checked(reply, given, cursor)
 
     def _snapshot(
-        self, folded: str, mode: str, cursor: str, given: str
+        self, folded: str, mode: str, cursor: str, given: str, watch: float | None = None
     ) -> tuple[RedisInbox, int, list[StoredMessage]]:
-        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks."""
-        return self._read_reply(folded, self._run_read(folded, mode, cursor, given))
+        """The inbox, the milliseconds it has left (-1: forever), the messages ``mode`` picks.
 
-    async def _read_for_wait(
-        self,
-        folded: str,
-        mode: str,
-        cursor: str,
-        given: str,
-        watch: float | None,
-        stream: bool = False,
-    ) -> tuple[RedisInbox, int, list[StoredMessage]]:
-        """As :meth:`_snapshot`, for a wait.
-
-        With ``watch`` (a wait that listens), deliveries to the inbox are
-        announced to every process for at least ``watch`` seconds from now.
-        An event stream's read (``stream``) goes through the pipelined
-        connection on the serving loop, so that the loop serves SMTP and the
-        other streams while Redis reads: at a thousand events a second, blocking
-        reads held the senders back. A long-poll's blocks, as the API's other
-        reads do: taken through the pipelined connection, a burst of 10,000
-        long-polls left the server 1 KiB a waiter more memory (16.9 against
-        15.0-16.0 KiB, bench ``waiters``).
+        With ``watch`` (seconds), deliveries to the inbox are announced to every
+        process for at least that long: a wait's read, made once it listens.
         """
-        args: list[str | int] = [folded, mode, cursor]
-        if watch is not None:
-            # A wait past its deadline by now still reads: Redis refuses a PX of 0 or less.
-            args.append(math.ceil(max(watch, 0.0) * 1000) + _WATCH_MARGIN_MS)
-        connection = self._pipelined() if stream else None
-        if connection is not None:
-            reply: list[Any] = await connection.run(self._read_script, *args)
-        else:
-            reply = unavailable(lambda: self._read(args=args))
+        return self._read_reply(folded, self._run_read(folded, mode, cursor, given, watch))
+
+    async def _stream_snapshot(
+        self, folded: str, mode: str, cursor: str, given: str, watch: float
+    ) -> tuple[RedisInbox, int, list[StoredMessage]]:
+        """As :meth:`_snapshot` with ``watch``, for an event stream, without blocking the loop.
+
+        On the serving loop the read goes through the pipelined connection, so
+        that the loop serves SMTP and the other streams while Redis reads: at a
+        thousand events a second, blocking reads held the senders back. A
+        long-poll's read blocks, as the API's other reads do: through the
+        pipelined connection, a burst of 10,000 long-polls left the server about
+        1 KiB a waiter more memory (16.9 against 15.0-16.0 KiB, bench ``waiters``).
+        """
+        connection = self._pipelined()
+        if connection is None:
+            return self._snapshot(folded, mode, cursor, given, watch)
+        args = _read_arguments(folded, mode, cursor, watch)
+        reply: list[Any] = await connection.run(self._read_script, *args)
         return self._read_reply(folded, _checked(reply, given, cursor))
 
     def _read_reply(
@@ -633,7 +627,7 @@ class RedisStore:
         if not (stream and timeout > 0 and self._listener.listening):
             # An event stream's follow, which waits again after each event, goes
             # straight to the watched read: one read an event the less.
-            inbox, _, found = await self._read_for_wait(folded, mode, cursor, address, None)
+            inbox, _, found = self._snapshot(folded, mode, cursor, address)
             if found or timeout <= 0 or self._closed:
                 return found
         loop = asyncio.get_running_loop()
@@ -644,10 +638,16 @@ class RedisStore:
             self._waiters.add(folded, waiter)
             try:
                 # Read after listening: a delivery from now on wakes the waiter.
-                current, left, found = await self._read_for_wait(
-                    folded, mode, cursor, address, deadline - loop.time(), stream
-                )
-                inbox = self._same(inbox or current, current, address)
+                watch = deadline - loop.time()
+                if stream:
+                    current, left, found = await self._stream_snapshot(
+                        folded, mode, cursor, address, watch
+                    )
+                else:
+                    current, left, found = self._snapshot(folded, mode, cursor, address, watch)
+                if inbox is None:
+                    inbox = current  # the inbox the wait began on
+                self._same(inbox, current, address)
                 remaining = deadline - loop.time()
                 if found or remaining <= 0 or self._closed:
                     return found
@@ -665,8 +665,8 @@ class RedisStore:
         folded = _live_form(address)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        inbox, _, found = await self._read_for_wait(
-            folded, "all" if after is None else "after", after or "", address, None
+        inbox, _, found = self._snapshot(
+            folded, "all" if after is None else "after", after or "", address
         )
         cursor = after or ""
         listening = False
@@ -683,8 +683,8 @@ class RedisStore:
                 waiter = loop.create_future()
                 self._waiters.add(folded, waiter)
                 try:
-                    current, left, found = await self._read_for_wait(
-                        folded, "since", cursor, address, deadline - loop.time()
+                    current, left, found = self._snapshot(
+                        folded, "since", cursor, address, watch=deadline - loop.time()
                     )
                     self._same(inbox, current, address)
                     remaining = deadline - loop.time()
@@ -699,12 +699,11 @@ class RedisStore:
                     self._waiters.discard(folded, waiter)
 
     @staticmethod
-    def _same(inbox: RedisInbox, current: RedisInbox, address: str) -> RedisInbox:
+    def _same(inbox: RedisInbox, current: RedisInbox, address: str) -> None:
         # A wait that began on ``inbox`` ends with 404 once it is gone, also when
         # an inbox has been created at its address since.
         if current.gen != inbox.gen:
             raise InboxNotFound(f"no inbox at {address[:80]!r}: deleted or expired")
-        return inbox
 
     # --- delete, expire, stats ------------------------------------------------------
 
@@ -850,6 +849,15 @@ def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
         call()
     elif not loop.is_closed():
         loop.call_soon_threadsafe(call)
+
+
+def _read_arguments(folded: str, mode: str, cursor: str, watch: float | None) -> list[str | int]:
+    """The READ script's arguments; ``watch`` in seconds (None: a read that does not wait)."""
+    args: list[str | int] = [folded, mode, cursor]
+    if watch is not None:
+        # A wait past its deadline by now still reads: Redis refuses a PX of 0 or less.
+        args.append(math.ceil(max(watch, 0.0) * 1000) + _WATCH_MARGIN_MS)
+    return args
 
 
 def _checked(reply: list[Any], given: str, cursor: str) -> list[Any]:
