@@ -22,7 +22,7 @@ from typing import Any
 
 import requests
 
-from .measure import Row, Section, median, percentile
+from .measure import Row, Section, collector_paused, median, percentile
 from .processes import start_standalone
 
 __all__ = ["NAME", "measure"]
@@ -111,7 +111,7 @@ def _hold(
         kib = per_waiter / 1024
         print(f"  memory: {before} -> {after} KiB, {kib:.1f} KiB per waiter", flush=True)
         latencies = []
-        with smtplib.SMTP(smtp_host, smtp_port) as smtp:
+        with collector_paused(), smtplib.SMTP(smtp_host, smtp_port) as smtp:
             for number in range(wakes):
                 message = f"Subject: wake {number}\r\n\r\nHello.\r\n"
                 smtp.sendmail("app@example.test", [addresses[number]], message)
