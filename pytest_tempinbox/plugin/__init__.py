@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# First: the package's modules imported from here on load without pytest's rewriter.
+from . import plain_loading as _plain_loading  # isort: skip
 from ..client.remote import RemoteServer
 from . import session as _session
 from .django import django_mail_to
@@ -42,6 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Check the settings, and wire one shared server for all xdist workers."""
+    _plain_loading.leave_assertion_rewriting()  # a later session in this process marks anew
     _session.configure(config, resolve_settings(config))
 
 
